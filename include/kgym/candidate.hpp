@@ -1,0 +1,48 @@
+#pragma once
+// Candidates: code that claims to compute a task's function faster (a `ModelNew` module).
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/task.hpp"
+
+namespace kgym {
+
+/// One submitted solution for one task.
+struct Candidate {
+  std::string id;       ///< unique within a run, e.g. "19_ReLU" or "h100_level1.jsonl:9"
+  std::string task_id;  ///< the task it targets, e.g. "L1/19_ReLU"
+  std::string code;     ///< Python source defining `ModelNew`; empty means no candidate
+  /// A reference carried with the candidate (CUDA-L1's `ref_code`): when set, this is the
+  /// task's reference for this candidate instead of the suite's file.
+  std::optional<std::string> ref_code;
+  nlohmann::json extra = nlohmann::json::object();  ///< other fields of the row (claimed speedups)
+
+  /// True when there is nothing to judge: empty/whitespace code or the literal "None".
+  bool empty() const;
+};
+
+/// A candidate paired with the task it is judged against.
+struct Evaluation {
+  Task task;
+  Candidate candidate;
+};
+
+/// Loads candidates and pairs them with tasks.
+///  - DIR: `<stem>.py` or `level<N>/<stem>.py` files; each is matched to the suite task with that
+///    stem. Files with no matching task are an Error(input) naming them.
+///  - FILE.jsonl: one object per line, either kgym's `{"task_id", "code", "candidate_id"?}` or
+///    CUDA-L1's `{"level_id", "task_id": <number>, "custom_code", "ref_code"}`; a CUDA-L1 row's
+///    task id is the suite's "L<level>/<number>_..." when a suite is given, else "L<level>/<number>".
+/// `suite` may be null only for JSONL rows that carry their own reference (`ref_code`).
+/// Only evaluations whose task matches `task_patterns` (see select_tasks) are returned.
+/// Throws Error(input) for an unreadable path, a malformed line (naming file and line number),
+/// or a row whose task is unknown.
+std::vector<Evaluation> load_evaluations(const std::filesystem::path& candidates, const Suite* suite,
+                                         const std::vector<std::string>& task_patterns);
+
+}  // namespace kgym

@@ -1,0 +1,87 @@
+#pragma once
+// The evaluation engine: runs the gates for (task, candidate) pairs on a device, using
+// supervised worker processes, and returns verdicts. The CLI runs it in-process; the server
+// calls it from many threads. See docs/architecture.md for the process model.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kgym/candidate.hpp"
+#include "kgym/task.hpp"
+#include "kgym/verdict.hpp"
+
+namespace kgym {
+
+/// Time limits per gate (seconds). A candidate that exceeds one is killed: outcome `timeout`.
+struct Timeouts {
+  double load_s = 600;    ///< parse + import + build (load_inline / Triton) + construct
+  double case_s = 60;     ///< one correctness case (candidate call)
+  double timing_s = 180;  ///< the candidate's whole timing phase
+  double reference_s = 600;  ///< the reference's load, cases and baselines (trusted side)
+};
+
+/// Timing method options (docs/timing.md). Defaults are written here and nowhere else.
+struct TimingOptions {
+  int warmup = 3;              ///< untimed calls before timing
+  int min_calls = 10;          ///< at least this many timed calls
+  int max_calls = 100;         ///< at most this many timed calls
+  double budget_ms = 2000;     ///< stop adding calls once this much time was spent (after min_calls)
+  double target_spread = 0.05; ///< stop early once IQR / median is below this (after min_calls)
+  bool l2_flush = true;        ///< flush >= 2x L2 before each timed call (GPU only)
+};
+
+/// Per-evaluation settings.
+struct EvalOptions {
+  int n_cases = 5;                  ///< correctness cases, each with a fresh secret seed
+  /// Value transforms applied in turn to the cases' float inputs (from the seed's gym).
+  std::vector<std::string> transforms = {"nominal", "scale3", "scale001", "negate", "abs"};
+  std::optional<Tolerance> tolerance;  ///< override for float32 (else default_tolerance)
+  double scale = 1.0;               ///< multiply the task's module-level size constants (>= 16) by this
+  bool time_candidate = true;       ///< run the timing gate at all
+  bool compile_baseline = false;    ///< also time torch.compile(Model)
+  TimingOptions timing;
+  Timeouts timeouts;
+  std::string reward = "kevin";     ///< reward function name (reward.hpp)
+  JudgeOptions judge;
+};
+
+/// Process-wide engine options.
+struct EngineOptions {
+  std::string device = "cpu";       ///< "cpu", "cuda" or "cuda:N"
+  std::string python = "python3";   ///< interpreter with torch 2.11 installed
+  std::filesystem::path python_dir; ///< folder holding the kgym_worker package (default: <source>/python)
+  std::filesystem::path work_dir;   ///< private scratch + build cache root (default: a new temp dir)
+  int build_jobs = 2;               ///< candidates loading/building concurrently
+  bool verbose = false;
+};
+
+/// Runs evaluations. Thread-safe: evaluate() may be called from many threads; candidate loads
+/// (builds) run concurrently up to build_jobs, cases and timing hold the device exclusively.
+class Engine {
+ public:
+  /// Starts the worker zygote (imports torch once). Throws Error(worker) when Python, torch or
+  /// the worker package cannot be started, with the command that failed.
+  explicit Engine(EngineOptions options);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Judges one candidate on one task; never throws for a candidate's misbehaviour (that is an
+  /// outcome). Throws Error(worker) only when the trusted side itself cannot go on.
+  Verdict evaluate(const Task& task, const Candidate& candidate, const EvalOptions& options);
+
+  /// Device name, torch/CUDA/driver versions, as reported by the reference worker.
+  nlohmann::json environment();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kgym

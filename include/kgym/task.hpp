@@ -1,0 +1,44 @@
+#pragma once
+// Tasks: KernelBench-format reference problems (a Python module defining `Model`,
+// `get_inputs()` and `get_init_inputs()`), loaded from a suite directory.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kgym {
+
+/// One reference problem.
+struct Task {
+  std::string id;      ///< e.g. "L1/19_ReLU" (KernelBench level 1, file 19_ReLU.py) or "gen/relu/42"
+  std::string source;  ///< the reference module's Python source (KernelBench format)
+  std::string origin;  ///< where it came from: a file path, or "<jsonl path>:<line>"
+  int level = 0;       ///< KernelBench level (1..3), 0 when not from a leveled suite
+};
+
+/// A set of tasks loaded from one directory.
+struct Suite {
+  std::filesystem::path root;
+  std::vector<Task> tasks;  ///< sorted by level, then by the number that starts the file name
+
+  /// The task with this id, or nullptr.
+  const Task* find(std::string_view id) const noexcept;
+};
+
+/// Loads a suite. Layouts: `DIR/level<N>/<stem>.py` (KernelBench; ids "L<N>/<stem>") or a flat
+/// `DIR/<stem>.py` (ids "<stem>"). Files that do not define `Model`, `get_inputs` and
+/// `get_init_inputs` are skipped. Throws Error(input) if DIR is missing, unreadable or empty.
+Suite load_suite(const std::filesystem::path& dir);
+
+/// Selects tasks by patterns: an exact id ("L1/19_ReLU"), a glob over ids ("L1/1*_*", "*ReLU*"),
+/// a level ("L1", "level1"), or a bare KernelBench number within a level ("L1/19").
+/// An empty pattern list selects all. Throws Error(input) naming a pattern that matches nothing.
+std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string>& patterns);
+
+/// True when `id` matches one pattern in the sense of select_tasks.
+bool task_matches(const Task& task, std::string_view pattern);
+
+/// Reads a whole file; throws Error(input) naming the path when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+
+}  // namespace kgym

@@ -1,0 +1,75 @@
+#pragma once
+// The judge: turns a runner's Measurements into a Verdict (outcome, gate, speedups, messages).
+// Every decision is here, in C++, and unit-tested on recorded measurements.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kgym/measurement.hpp"
+#include "kgym/outcome.hpp"
+
+namespace kgym {
+
+/// Tolerance for one dtype: allclose semantics, |out - ref| <= atol + rtol * |ref|.
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
+};
+
+/// Default tolerances per dtype name ("float32": 1e-4/1e-4 as KernelBench now uses;
+/// "float16"/"bfloat16": 1e-2/1e-2; "float64": 1e-7/1e-7). Unknown dtypes get float32's.
+Tolerance default_tolerance(std::string_view dtype);
+
+/// Options of the judge. Defaults are the documented ones (docs/timing.md).
+struct JudgeOptions {
+  /// A speedup within this relative band around 1 counts as "no speedup" for the `stepped`-style
+  /// rewards and fast_p reporting does not use it; the raw speedup is always reported.
+  double min_timed_calls = 5;   ///< fewer timed calls than this is timing_invalid
+};
+
+/// Summary statistics of a list of times (ms).
+struct TimeStats {
+  double median_ms = 0, mean_ms = 0, min_ms = 0, max_ms = 0;
+  double iqr_ms = 0;     ///< interquartile range
+  double spread = 0;     ///< iqr / median: relative spread
+  int n = 0;
+};
+/// Throws Error(internal) on an empty list.
+TimeStats summarize_times(const std::vector<double>& times_ms);
+
+/// Per (task, candidate): all outcomes plus measurements. Written as one JSONL line.
+struct Verdict {
+  std::string task_id, candidate_id;
+  Outcome outcome = Outcome::runtime_error;
+  Gate gate = Gate::none;                  ///< the gate that ended the verdict (timing if passed)
+  bool correct = false;                    ///< all correctness cases passed (outcome may still be timing_invalid)
+  int cases_passed = 0, cases_total = 0;
+  std::optional<double> max_abs_error;     ///< over all compared cases
+  std::optional<double> runtime_ms;        ///< candidate median
+  std::optional<double> runtime_spread;    ///< candidate IQR / median
+  std::optional<double> ref_runtime_ms;    ///< eager reference median
+  std::optional<double> compile_runtime_ms;///< torch.compile reference median
+  std::optional<double> speedup_eager;     ///< ref_runtime_ms / runtime_ms, when correct
+  std::optional<double> speedup_compile;   ///< compile_runtime_ms / runtime_ms, when correct
+  double reward = 0;
+  std::string reward_name;
+  std::vector<std::string> messages;       ///< human-readable reasons, first one is the headline
+  std::vector<nlohmann::json> policy_findings;  ///< findings of the policy gate (rule ids)
+  nlohmann::json provenance = nlohmann::json::object();  ///< versions, device, seeds, scale, hashes
+  Measurements measurements;               ///< what the runners measured, kept for audit
+};
+
+void to_json(nlohmann::json& j, const Verdict& v);
+void from_json(const nlohmann::json& j, Verdict& v);
+
+/// Decides a verdict from measurements. `candidate_empty` gives no_candidate; policy findings with
+/// severity "reject" give policy_rejected. Pure: the same inputs always give the same verdict.
+/// Reward is not filled here (see reward.hpp).
+Verdict judge(const Measurements& m, const JudgeOptions& options = {});
+
+}  // namespace kgym

@@ -1,0 +1,15 @@
+#pragma once
+// Subcommands of build/kgym. Each lives in cmd_<name>.cpp and registers itself on the app; the
+// callback runs the command and returns the process exit code through `exit_code`.
+
+#include <CLI/CLI.hpp>
+
+namespace kgym::cli {
+
+/// Exit codes: 0 ok, 1 the command ran and found failures (e.g. `check` rejected a candidate),
+/// 2 usage or input error, 3 internal or worker error.
+inline constexpr int kExitOk = 0, kExitFindings = 1, kExitInput = 2, kExitInternal = 3;
+
+void add_eval_command(CLI::App& app, int& exit_code);
+
+}  // namespace kgym::cli

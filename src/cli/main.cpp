@@ -1,0 +1,34 @@
+// build/kgym: the command-line edge. Errors thrown inside kgym are translated here, once, into a
+// message on stderr and an exit code (commands.hpp).
+
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "kgym/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace kgym::cli;
+  CLI::App app{"kgym: a kernel gym that judges GPU kernel candidates against PyTorch references"};
+  app.set_version_flag("--version", std::string("kgym ") + KGYM_VERSION);
+  app.require_subcommand(1);
+  int exit_code = kExitOk;
+  add_eval_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitInput;
+  } catch (const kgym::Error& e) {
+    std::fprintf(stderr, "kgym: error: %s\n", e.what());
+    spdlog::debug("thrown at {}", e.where());
+    return e.kind() == kgym::ErrorKind::usage || e.kind() == kgym::ErrorKind::input ? kExitInput
+                                                                                      : kExitInternal;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kgym: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+  return exit_code;
+}

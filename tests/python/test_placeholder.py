@@ -1,0 +1,2 @@
+def test_python_tests_run():
+    assert 1 + 1 == 2
