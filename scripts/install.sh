@@ -29,3 +29,31 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "kgym install: python packages: ${need[*]} (torch is a large download, once per machine)"
   $PY -m pip install -q "${need[@]}"
 fi
+
+# Tree-sitter (the Python parser of the policy gate, src/policy/): the C runtime and the Python
+# grammar's generated parser, both from their PyPI source distributions (MIT), pinned and
+# sha256-checked, unpacked into the git-ignored third_party/ and compiled into kgym_core.
+# Debian's libtree-sitter-dev 0.20.7 is not used: its parser.h cannot compile grammars generated
+# by tree-sitter >= 0.22 (the oldest Python grammar on PyPI with sources is 0.23.x, language ABI 14),
+# so the runtime comes from the matching 0.23 release instead.
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TP="$ROOT/third_party"
+fetch_sdist() {  # name version sha256 dest-dir
+  local name=$1 version=$2 sha=$3 dest=$4
+  [ -f "$dest/.kgym-$version" ] && return 0
+  local tmp; tmp=$(mktemp -d)
+  echo "kgym install: $name $version source (PyPI) -> ${dest#$ROOT/}"
+  $PY -m pip download -q --no-deps --no-binary :all: "$name==$version" -d "$tmp" >/dev/null
+  local archive; archive=$(ls "$tmp"/*.tar.gz | head -1)
+  echo "$sha  $archive" | sha256sum -c --quiet - || { echo "kgym install: sha256 mismatch for $name $version" >&2; exit 1; }
+  rm -rf "$dest"; mkdir -p "$dest"
+  tar xzf "$archive" -C "$dest" --strip-components=1
+  touch "$dest/.kgym-$version"; rm -rf "$tmp"
+}
+fetch_sdist tree-sitter 0.23.2 66bae8dd47f1fed7bdef816115146d3a41c39b5c482d7bad36d9ba1def088450 "$TP/tree-sitter"
+fetch_sdist tree-sitter-python 0.23.6 354bfa0a2f9217431764a631516f85173e9711af2c13dbd796a8815acfe505d9 "$TP/tree-sitter-python"
+# The grammar's scanner includes tree_sitter/{parser,array,alloc}.h; the runtime ships them.
+mkdir -p "$TP/tree-sitter-python/src/tree_sitter"
+for h in parser.h array.h alloc.h ts_assert.h; do
+  cp -n "$TP/tree-sitter/tree_sitter/core/lib/src/$h" "$TP/tree-sitter-python/src/tree_sitter/$h" 2>/dev/null || true
+done

@@ -11,5 +11,7 @@ namespace kgym::cli {
 inline constexpr int kExitOk = 0, kExitFindings = 1, kExitInput = 2, kExitInternal = 3;
 
 void add_eval_command(CLI::App& app, int& exit_code);
+/// `kgym check`: the policy gate on candidate files or JSONL rows (cmd_check.cpp).
+void add_check_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

@@ -1,0 +1,98 @@
+#pragma once
+// Gate 1, the policy gate: decides from a candidate's source, before anything of it runs, whether
+// it is allowed, and says why not in one line per finding that the model can act on.
+//
+// The Python source is parsed with tree-sitter (the Python grammar is compiled into kgym_core);
+// the CUDA/C++ sources embedded in it (strings given to `load_inline`'s `cuda_sources` /
+// `cpp_sources`, and any string literal that looks like C++) are run through the C preprocessor
+// (`g++ -E -P`, includes stubbed out) and scanned as tokens, so a macro or a string split cannot
+// hide a name. Rules are data (rule_table()): a stable id, a severity per profile, a one-line
+// message and the source of the idea. docs/policy_rules.md lists them.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kgym::policy {
+
+/// What a finding does to the candidate: `reject` ends the verdict (policy_rejected), `warn` is
+/// recorded and shown to the model but the candidate still runs.
+enum class Severity { reject, warn };
+
+/// A named rule set.
+///  - strict: all compute in custom kernels (no torch compute op in the forward path).
+///  - hybrid: as strict, but one library GEMM or convolution call is allowed on the forward path.
+///  - kernelbench: the semantics of KernelBench's `kernel_static_checker.py` (its strict checks
+///    reject, its warning checks warn), for numbers comparable with KernelBench's.
+///  - off: no rule runs (a syntax error is still reported through PolicyReport::parsed).
+enum class Profile { strict, hybrid, kernelbench, off };
+
+/// "strict" | "hybrid" | "kernelbench" | "off" -> Profile; anything else -> nullopt.
+std::optional<Profile> profile_from_string(std::string_view name);
+std::string_view to_string(Profile profile);
+std::string_view to_string(Severity severity);
+
+/// One rule hit. `line`/`column` are 1-based positions in the candidate's Python source (for a
+/// hit inside embedded C++, the position of the Python string or variable that holds it); 0 when
+/// the finding concerns the whole candidate (e.g. model_new_missing).
+struct Finding {
+  std::string rule_id;   ///< stable id, e.g. "tensor_subclass"; see rule_table()
+  Severity severity = Severity::reject;
+  std::string message;   ///< one line for the model: what was found and what to do instead
+  int line = 0;
+  int column = 0;
+  std::string snippet;   ///< the offending source text, cut to one line of at most 120 chars
+};
+/// {"rule_id","severity":"reject"|"warn","message","line","column","snippet"}
+void to_json(nlohmann::json& j, const Finding& f);
+
+/// What the gate knows about the task.
+struct PolicyContext {
+  Profile profile = Profile::strict;
+  /// dtype the task is specified in ("float32", "float16", "bfloat16", ...); precision-downgrade
+  /// rules fire only for "float32". Use infer_task_dtype() on the reference when unknown.
+  std::string task_dtype = "float32";
+  /// The reference module's source (may be empty). Used for the names it defines (`Model`).
+  std::string reference_source;
+};
+
+/// The gate's answer for one candidate.
+struct PolicyReport {
+  std::vector<Finding> findings;  ///< sorted by (line, column, rule_id)
+  bool parsed = true;             ///< false: the Python source has a syntax error (finding syntax_error)
+  /// True when any finding has severity reject.
+  bool rejected() const;
+};
+
+/// Runs every rule of `ctx.profile` on one candidate's Python source.
+/// Thread-safe (no shared mutable state; each call builds its own parser). Takes a few ms for
+/// the Python rules plus one `g++ -E` process per embedded C++ source (about 10-20 ms each).
+/// Never throws for bad candidate code (that is a finding); throws Error(internal) only when the
+/// parser itself cannot be set up.
+PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx);
+
+/// The dtype a reference is specified in: "float16"/"bfloat16" when its inputs are made in that
+/// dtype (`.half()`, `dtype=torch.float16`, `torch.bfloat16` ... in the reference), else
+/// "float32" (KernelBench's level 1-3 references are all fp32).
+std::string infer_task_dtype(std::string_view reference_source);
+
+/// One rule as data. `severity_*` is nullopt where the rule does not run in that profile.
+struct Rule {
+  std::string_view id;
+  std::string_view catches;   ///< what it catches (docs)
+  std::string_view message;   ///< the one-line message for the model
+  std::string_view source;    ///< where the idea comes from (catalog H-number, KernelBench checker, paper)
+  std::optional<Severity> strict, hybrid, kernelbench;
+  std::optional<Severity> in(Profile profile) const;
+};
+
+/// Every rule, in a stable order (docs/policy_rules.md is the same table in prose).
+const std::vector<Rule>& rule_table();
+
+/// The rule with this id; nullptr when there is none.
+const Rule* find_rule(std::string_view id);
+
+}  // namespace kgym::policy

@@ -1,0 +1,156 @@
+// `kgym check FILE|DIR|JSONL [--profile strict|hybrid|kernelbench|off] [--format text|jsonl]`:
+// runs the policy gate (gate 1) on candidates without running them. Exit 1 when any candidate is
+// rejected, 0 otherwise, 2 on bad input.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kgym/error.hpp"
+#include "kgym/policy.hpp"
+
+namespace kgym::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One source to check. `code` empty (or "None") means the row carries no candidate.
+struct CheckInput {
+  std::string id;
+  std::string code;
+  std::string reference;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::input, "cannot read " + path.string() + ": check the path and permissions");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// JSONL rows: kgym's {"task_id","code","candidate_id"?,"ref_code"?} or CUDA-L1's
+/// {"level_id","task_id":N,"custom_code","ref_code"}.
+std::vector<CheckInput> read_jsonl(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::input, "cannot read " + path.string() + ": check the path and permissions");
+  std::vector<CheckInput> out;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json row;
+    try {
+      row = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw Error(ErrorKind::input, path.string() + ":" + std::to_string(number) + ": not valid JSON (" + e.what() + ")");
+    }
+    if (!row.is_object())
+      throw Error(ErrorKind::input, path.string() + ":" + std::to_string(number) + ": expected a JSON object per line");
+    CheckInput c;
+    auto str = [&](const char* key) -> std::string {
+      auto it = row.find(key);
+      if (it == row.end() || it->is_null()) return {};
+      return it->is_string() ? it->get<std::string>() : it->dump();
+    };
+    if (row.contains("code")) c.code = str("code");
+    else if (row.contains("custom_code")) c.code = str("custom_code");
+    else
+      throw Error(ErrorKind::input, path.string() + ":" + std::to_string(number) +
+                                        ": no \"code\" or \"custom_code\" field (kgym or CUDA-L1 rows expected)");
+    c.reference = str("ref_code");
+    std::string id = str("candidate_id");
+    if (id.empty()) {
+      std::string level = str("level_id"), task = str("task_id");
+      id = level.empty() ? task : "L" + level + "/" + task;
+    }
+    c.id = id.empty() ? path.filename().string() + ":" + std::to_string(number) : id;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<CheckInput> read_inputs(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(path))
+      if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw Error(ErrorKind::input, "no .py files under " + path.string());
+    std::vector<CheckInput> out;
+    for (const auto& f : files) out.push_back({fs::relative(f, path).string(), read_text(f), ""});
+    return out;
+  }
+  if (!fs::exists(path, ec)) throw Error(ErrorKind::input, path.string() + " does not exist: give a .py file, a directory of them, or a .jsonl file");
+  if (path.extension() == ".jsonl") return read_jsonl(path);
+  return {{path.filename().string(), read_text(path), ""}};
+}
+
+bool no_candidate(const std::string& code) {
+  auto first = code.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return true;
+  auto last = code.find_last_not_of(" \t\r\n");
+  return code.substr(first, last - first + 1) == "None";
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("check", "Run the policy gate (static checks) on candidates without running them");
+  struct Options {
+    std::string path, profile = "strict", format = "text", dtype;
+  };
+  auto opts = std::make_shared<Options>();
+  cmd->add_option("path", opts->path, "a candidate .py file, a directory of them, or a .jsonl file of rows")->required();
+  cmd->add_option("--profile", opts->profile, "strict | hybrid | kernelbench | off")->capture_default_str();
+  cmd->add_option("--format", opts->format, "text (one line per finding) | jsonl (one object per candidate)")
+      ->capture_default_str();
+  cmd->add_option("--dtype", opts->dtype, "the task's dtype (default: inferred from the row's ref_code, else float32)");
+  cmd->callback([opts, &exit_code] {
+    auto profile = policy::profile_from_string(opts->profile);
+    if (!profile) throw Error(ErrorKind::usage, "unknown --profile '" + opts->profile + "': use strict, hybrid, kernelbench or off");
+    if (opts->format != "text" && opts->format != "jsonl")
+      throw Error(ErrorKind::usage, "unknown --format '" + opts->format + "': use text or jsonl");
+    auto inputs = read_inputs(opts->path);
+    int rejected = 0, checked = 0, empty = 0;
+    for (const auto& in : inputs) {
+      if (no_candidate(in.code)) {
+        ++empty;
+        if (opts->format == "jsonl")
+          std::cout << nlohmann::json{{"id", in.id}, {"candidate", false}}.dump() << "\n";
+        else
+          std::cout << in.id << ": no candidate\n";
+        continue;
+      }
+      policy::PolicyContext ctx;
+      ctx.profile = *profile;
+      ctx.reference_source = in.reference;
+      ctx.task_dtype = !opts->dtype.empty() ? opts->dtype : policy::infer_task_dtype(in.reference);
+      auto report = policy::check_candidate(in.code, ctx);
+      ++checked;
+      if (report.rejected()) ++rejected;
+      if (opts->format == "jsonl") {
+        nlohmann::json j = {{"id", in.id},           {"candidate", true},        {"profile", policy::to_string(*profile)},
+                            {"parsed", report.parsed}, {"rejected", report.rejected()}, {"findings", report.findings}};
+        std::cout << j.dump() << "\n";
+        continue;
+      }
+      std::cout << in.id << ": " << (report.rejected() ? "REJECTED" : "ok") << " (" << policy::to_string(*profile)
+                << ", " << report.findings.size() << " finding" << (report.findings.size() == 1 ? "" : "s") << ")\n";
+      for (const auto& f : report.findings)
+        std::cout << "  " << in.id << ":" << f.line << ":" << f.column << ": " << policy::to_string(f.severity) << " ["
+                  << f.rule_id << "] " << f.message << (f.snippet.empty() ? "" : "  | " + f.snippet) << "\n";
+    }
+    if (opts->format == "text")
+      std::cout << checked << " checked, " << rejected << " rejected, " << empty << " without candidate\n";
+    exit_code = rejected > 0 ? kExitFindings : kExitOk;
+  });
+}
+
+}  // namespace kgym::cli

@@ -1,0 +1,32 @@
+#pragma once
+// Internal to the policy gate: C/C++/CUDA sources embedded in a candidate, run through the C
+// preprocessor and split into tokens, so that rules see names after macro expansion.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kgym::policy::detail {
+
+/// One C++ token. `kind`: 'i' identifier or keyword, 'n' number, 's' string literal (text is the
+/// literal's contents, without quotes, adjacent literals joined), 'c' char literal, 'p' punctuator.
+struct CxxToken {
+  char kind = 'p';
+  std::string text;
+};
+
+/// Splits C/C++/CUDA text into tokens; comments are dropped, `#` directives are tokenised like code.
+std::vector<CxxToken> tokenize_cxx(std::string_view text);
+
+/// Runs `g++ -E -P -x c++` on `text` with every `#include` line blanked (so no torch/CUDA header is
+/// needed) and CUDA's compiler macros defined (__CUDACC__, __CUDA_ARCH__=900, ...). Returns the
+/// preprocessed text, or nullopt-like empty string plus ok=false when g++ fails or runs longer
+/// than `timeout_ms` (the child is killed).
+struct Preprocessed {
+  bool ok = false;
+  std::string text;
+  std::string error;  ///< first lines of g++'s stderr when !ok
+};
+Preprocessed preprocess_cxx(std::string_view text, int timeout_ms = 5000);
+
+}  // namespace kgym::policy::detail

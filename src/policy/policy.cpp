@@ -1,0 +1,1532 @@
+// The policy gate (gate 1): facts about a candidate from its parsed Python and preprocessed C++,
+// then small matchers, one per rule of rules.cpp, that turn facts into findings.
+#include "kgym/policy.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "cxx_scan.hpp"
+#include "python_syntax.hpp"
+
+namespace kgym::policy {
+
+using detail::CxxToken;
+using detail::field;
+using detail::named_children;
+using detail::PythonSyntax;
+using detail::type;
+using detail::valid;
+
+std::optional<Profile> profile_from_string(std::string_view name) {
+  if (name == "strict") return Profile::strict;
+  if (name == "hybrid") return Profile::hybrid;
+  if (name == "kernelbench") return Profile::kernelbench;
+  if (name == "off") return Profile::off;
+  return std::nullopt;
+}
+
+std::string_view to_string(Profile profile) {
+  switch (profile) {
+    case Profile::strict: return "strict";
+    case Profile::hybrid: return "hybrid";
+    case Profile::kernelbench: return "kernelbench";
+    case Profile::off: return "off";
+  }
+  return "strict";
+}
+
+std::string_view to_string(Severity severity) { return severity == Severity::reject ? "reject" : "warn"; }
+
+void to_json(nlohmann::json& j, const Finding& f) {
+  j = nlohmann::json{{"rule_id", f.rule_id}, {"severity", to_string(f.severity)}, {"message", f.message},
+                     {"line", f.line},       {"column", f.column},                {"snippet", f.snippet}};
+}
+
+bool PolicyReport::rejected() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::reject; });
+}
+
+std::string infer_task_dtype(std::string_view ref) {
+  auto has = [&](std::string_view s) { return ref.find(s) != std::string_view::npos; };
+  if (has("bfloat16")) return "bfloat16";
+  if (has(".half()") || has("float16") || has("torch.half")) return "float16";
+  return "float32";
+}
+
+namespace {
+
+using Names = std::set<std::string, std::less<>>;
+
+// ---------------------------------------------------------------------------------------------
+// Name lists (data). Python names are fully resolved dotted names ("torch.cuda.Stream").
+
+/// torch ops that compute (torch.X, Tensor.X methods, F.X); allocation, views and casts are not here.
+const Names kComputeOps = {
+    "mm", "bmm", "matmul", "einsum", "addmm", "addbmm", "baddbmm", "addmv", "mv", "dot", "vdot", "inner",
+    "outer", "tensordot", "linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "convolution", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d",
+    "lp_pool2d", "relu", "relu_", "relu6", "gelu", "elu", "selu", "celu", "silu", "mish", "sigmoid",
+    "sigmoid_", "tanh", "tanh_", "hardtanh", "hardtanh_", "hardsigmoid", "hardswish", "leaky_relu",
+    "leaky_relu_", "prelu", "rrelu", "softplus", "softsign", "softmax", "log_softmax", "softmin", "logsigmoid",
+    "threshold", "clamp", "clamp_", "clamp_min", "clamp_max", "clip", "sum", "nansum", "mean", "nanmean",
+    "prod", "std", "var", "norm", "max", "min", "amax", "amin", "argmax", "argmin", "cumsum", "cumprod",
+    "cummax", "cummin", "logsumexp", "logcumsumexp", "layer_norm", "batch_norm", "group_norm",
+    "instance_norm", "rms_norm", "local_response_norm", "normalize", "dropout", "cross_entropy", "nll_loss",
+    "kl_div", "mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "triplet_margin_loss",
+    "cosine_similarity", "pairwise_distance", "cdist", "hinge_embedding_loss", "margin_ranking_loss",
+    "cosine_embedding_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "exp", "exp_",
+    "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "abs", "pow", "sin", "cos", "erf", "square",
+    "reciprocal", "sign", "where", "sort", "argsort", "topk", "kthvalue", "median", "mode", "diag", "tril",
+    "triu", "matrix_power", "inverse", "det", "add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_",
+    "addcmul", "addcdiv", "lerp", "scaled_dot_product_attention", "embedding", "interpolate", "unfold",
+    "fold", "pixel_shuffle", "grid_sample", "any", "all", "count_nonzero", "cumulative_trapezoid", "trace",
+    "frobenius_norm", "nuclear_norm", "dist", "renorm", "minimum", "maximum", "fmax", "fmin", "floor",
+    "ceil", "round", "trunc", "sigmoid", "erfinv", "logit", "xlogy", "hypot", "atan2", "remainder", "fmod",
+    "glu", "hardshrink", "softshrink", "tanhshrink", "multi_head_attention_forward", "ctc_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "soft_margin_loss", "multilabel_margin_loss",
+    "multi_margin_loss", "multilabel_soft_margin_loss", "nll_loss2d", "one_hot", "bucketize", "histc"};
+/// The library GEMM/convolution ops (hybrid allows one of them).
+const Names kGemmConvOps = {"mm", "bmm", "matmul", "einsum", "addmm", "addbmm", "baddbmm", "addmv",
+                            "mv", "tensordot", "linear", "bilinear", "conv1d", "conv2d", "conv3d",
+                            "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution",
+                            "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d",
+                            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "@"};
+/// torch.nn attributes that hold structure, not compute.
+const Names kNnContainers = {"Module", "ModuleList", "ModuleDict", "Parameter", "ParameterList",
+                             "ParameterDict", "parameter", "init", "Buffer", "Identity"};
+/// KernelBench's TORCH_COMPUTATION_OPS (names after "torch.").
+const Names kKernelBenchTorchOps = {
+    "mm", "bmm", "matmul", "einsum", "conv1d", "conv2d", "conv3d", "conv", "conv_transpose1d",
+    "conv_transpose2d", "conv_transpose3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "max_pool1d",
+    "max_pool2d", "max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "relu", "hardtanh", "elu", "selu",
+    "leaky_relu", "gelu", "softsign", "softplus", "softmax", "log_softmax", "tanh", "sigmoid", "hardsigmoid",
+    "silu", "mish", "batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm", "normalize",
+    "linear", "cross_entropy", "kl_div", "mse_loss", "huber_loss", "triplet_margin_loss",
+    "cosine_similarity", "logsumexp", "clamp", "dropout"};
+/// Method names that are never torch compute when the receiver is unknown but clearly not a tensor.
+const Names kHarmlessReceivers = {"math", "triton", "tl", "np", "numpy", "cupy", "cp", "typing", "str",
+                                  "functools", "itertools", "operator", "collections"};
+
+/// Import allowlist (top-level module names) of the strict and hybrid profiles.
+const Names kImportAllowlist = {"torch", "triton", "math", "typing", "__future__", "functools", "itertools",
+                                "operator", "collections", "dataclasses", "enum", "numbers", "abc",
+                                "numpy", "cupy", "warnings", "typing_extensions"};
+
+struct NameRule {
+  std::string_view rule_id;
+  std::vector<std::string_view> prefixes;  ///< dotted-name prefixes (component boundary)
+};
+/// Python names (modules, functions, attributes), resolved through imports, per rule.
+const std::vector<NameRule> kNameRules = {
+    {"streams_events_graphs",
+     {"torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.Event", "torch.cuda.graph", "torch.cuda.graphs",
+      "torch.cuda.CUDAGraph", "torch.cuda.make_graphed_callables", "torch.cuda.set_stream",
+      "torch.cuda.ExternalStream", "torch.cuda.streams", "torch.cuda.StreamContext", "torch.Stream",
+      "torch.Event", "torch.cuda.graph_pool_handle", "cupy.cuda.Stream", "cupy.cuda.Event", "cupy.cuda.graph",
+      ".wait_stream", ".record_stream", ".wait_event", ".record_event", ".elapsed_time"}},
+    {"threads_processes_async",
+     {"threading", "_thread", "multiprocessing", "concurrent", "asyncio", "signal", "sched",
+      "torch.multiprocessing", "os.fork", "os.forkpty", "os.kill", "os.register_at_fork", "torch.jit.fork",
+      "torch.jit._fork", "torch.jit.wait", "torch.futures", "queue"}},
+    {"introspection",
+     {"sys", "inspect", "gc", "builtins", "__builtins__", "__main__", "atexit", "time", "timeit",
+      "traceback", "tracemalloc", "cProfile", "profile", "pstats", "torch.profiler", "torch.autograd.profiler",
+      "torch.utils.benchmark", "torch.cuda.nvtx", "torch.cuda.profiler", "torch.cuda.memory._record_memory_history",
+      "globals", "locals", "vars", ".__code__", ".__globals__", ".__closure__", ".__builtins__", ".f_globals",
+      ".f_locals", ".f_back", ".f_code", ".gi_frame", ".tb_frame", ".__defaults__", ".__kwdefaults__",
+      ".__subclasses__", ".__self__", "weakref"}},
+    {"tensor_subclass",
+     {"torch.Tensor._make_subclass", "torch.Tensor.__new__", "torch._C._TensorBase", "torch.overrides",
+      "torch.utils._python_dispatch", "torch._subclasses", ".as_subclass", "._make_subclass",
+      ".__torch_function__", ".__torch_dispatch__"}},
+    {"dynamic_code",
+     {"exec", "eval", "compile", "__import__", "importlib", "ctypes", "cffi", "marshal", "pickle", "dill",
+      "types", "code", "codeop", "runpy", "imp", "zipimport", "pkgutil", "torch.utils.cpp_extension.load_inline.__wrapped__"}},
+    {"file_network_env",
+     {"open", "io", "os", "pathlib", "shutil", "tempfile", "glob", "socket", "ssl", "http", "urllib",
+      "urllib3", "requests", "ftplib", "smtplib", "mmap", "fcntl", "torch.save", "torch.load", "torch.hub",
+      "numpy.load", "numpy.save", "numpy.savez", "numpy.fromfile", "numpy.memmap", "json", "shelve",
+      "sqlite3", "dbm", "input"}},
+    {"subprocess_system",
+     {"subprocess", "os.system", "os.popen", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.execl",
+      "os.execle", "os.execlp", "os.execlpe", "os.spawnv", "os.spawnve", "os.spawnl", "os.spawnlp",
+      "os.posix_spawn", "os.posix_spawnp", "pty", "pip", "commands"}},
+    {"library_compiler",
+     {"torch.compile", "torch.jit.script", "torch.jit.trace", "torch.jit.trace_module", "torch.jit.freeze",
+      "torch._dynamo", "torch._inductor", "torch.export", "torch.fx", "torch.cuda.jiterator", "torch.library"}},
+    {"private_torch_internals",
+     {"torch._C", "torch.ops.aten", "torch.ops.prims", "torch._ops", "torch._prims", "torch._refs", "torch._decomp",
+      "torch._higher_order_ops", "torch._functorch", "torch._VF", "torch._vmap_internals",
+      "torch._tensor", "torch._utils"}},
+};
+
+/// Builtin names that rules look at (bare identifiers count only when imported or one of these).
+const Names kBuiltinsOfInterest = {"exec", "eval", "compile", "__import__", "open", "input", "globals",
+                                   "locals", "vars", "__builtins__", "breakpoint"};
+
+/// True when `name` starts with `prefix` on a component boundary ("torch.cuda.Stream" matches
+/// "torch.cuda.Stream" and "torch.cuda.Stream.x", not "torch.cuda.Streams"). A prefix starting with
+/// "." matches that attribute anywhere in the chain.
+bool matches_prefix(std::string_view name, std::string_view prefix) {
+  if (prefix.front() == '.') {
+    std::string_view attr = prefix.substr(1);
+    size_t pos = 0;
+    while ((pos = name.find(attr, pos)) != std::string_view::npos) {
+      bool left = pos > 0 && name[pos - 1] == '.';
+      size_t end = pos + attr.size();
+      bool right = end == name.size() || name[end] == '.';
+      if (left && right) return true;
+      pos = end;
+    }
+    return false;
+  }
+  if (name.size() < prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  return name.size() == prefix.size() || name[prefix.size()] == '.';
+}
+
+// C++ identifiers per rule (after preprocessing).
+const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
+    {"streams_events_graphs",
+     {"cudaStreamCreate", "cudaStreamCreateWithFlags", "cudaStreamCreateWithPriority", "getStreamFromPool",
+      "cublasSetStream", "cublasSetStream_v2", "cudaEventCreate", "cudaEventCreateWithFlags", "cudaEventRecord",
+      "cudaEventElapsedTime", "cudaEventSynchronize", "cudaStreamBeginCapture", "cudaStreamEndCapture",
+      "cudaGraphLaunch", "cudaGraphInstantiate", "cudaGraphCreate", "cudaLaunchHostFunc",
+      "cudaStreamAddCallback", "cuStreamCreate", "cuEventRecord", "cuEventCreate", "cuGraphLaunch",
+      "setCurrentCUDAStream", "cudaStreamNonBlocking", "CUDAStreamGuard", "CUDAGraph", "cudaStreamWaitEvent"}},
+    {"l2_persistence",
+     {"cudaLimitPersistingL2CacheSize", "accessPolicyWindow", "cudaAccessPropertyPersisting",
+      "cudaStreamAttributeAccessPolicyWindow", "cudaCtxResetPersistingL2Cache", "annotated_ptr",
+      "apply_access_policy", "cudaStreamSetAttribute", "cudaKernelNodeAttributeAccessPolicyWindow",
+      "cudaLaunchAttributeAccessPolicyWindow", "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "cudaDeviceSetLimit"}},
+    {"threads_processes_async",
+     {"pthread_create", "fork", "vfork", "clone", "sigaction", "signal", "jthread", "thrd_create", "kill",
+      "raise", "alarm", "setitimer"}},
+    {"subprocess_system",
+     {"system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "posix_spawn",
+      "posix_spawnp"}},
+    {"file_network_env",
+     {"fopen", "freopen", "fdopen", "open", "openat", "creat", "ofstream", "ifstream", "fstream", "getenv",
+      "setenv", "putenv", "unsetenv", "secure_getenv", "socket", "connect", "bind", "mmap", "shm_open",
+      "unlink", "opendir", "readlink"}},
+    {"dynamic_code", {"dlopen", "dlsym", "dlmopen", "mprotect", "process_vm_writev", "ptrace"}},
+    {"precision_downgrade",
+     {"__float2half", "__float2half_rn", "__float2half_rz", "__float2half_rd", "__float2half_ru",
+      "__floats2half2_rn", "__float22half2_rn", "__float2half2_rn", "__float2bfloat16",
+      "__float2bfloat16_rn", "__float2bfloat16_rz", "__float2bfloat16_rd", "__float2bfloat16_ru",
+      "__floats2bfloat162_rn", "__float22bfloat162_rn", "__float2bfloat162_rn", "__float_to_tf32",
+      "__nv_cvt_float_to_fp8", "__nv_cvt_float2_to_fp8x2", "__float2half_rn_sat"}},
+};
+/// C++ identifiers that need a following "(" to count (common words otherwise).
+const Names kCxxCallOnly = {"system", "open", "signal", "kill", "raise", "clone", "bind", "connect",
+                            "socket", "fork", "unlink", "popen", "alarm"};
+const Names kHalfTypes = {"half", "__half", "half2", "__half2", "__nv_bfloat16", "__nv_bfloat162",
+                          "nv_bfloat16", "nv_bfloat162", "bfloat16", "tf32", "half_t", "bfloat16_t", "tfloat32_t"};
+
+/// One embedded C++/CUDA source and where it sits in the Python file.
+struct CxxUnit {
+  TSNode at;
+  std::string text;
+  std::vector<CxxToken> tokens;  ///< raw tokens followed by preprocessed tokens
+  size_t raw_count = 0;          ///< tokens[0, raw_count) are the raw (unpreprocessed) tokens
+  bool preprocessed = false;
+};
+
+class Analysis {
+ public:
+  Analysis(std::string_view source, const PolicyContext& ctx) : syntax_(source), ctx_(ctx) {}
+  PolicyReport run();
+
+ private:
+  // --- facts ---
+  struct Function {
+    TSNode node;
+    std::string cls;  ///< enclosing class, "" for module-level
+  };
+  struct ClassInfo {
+    TSNode node;
+    std::vector<std::string> bases;  ///< resolved dotted names
+    std::vector<TSNode> base_nodes;
+    bool top_level = false;
+  };
+  PythonSyntax syntax_;
+  const PolicyContext& ctx_;
+  PolicyReport report_;
+  std::map<std::string, Function> functions_;        ///< "f", "Cls.m"
+  std::map<std::string, ClassInfo> classes_;
+  std::map<std::string, std::string, std::less<>> aliases_;  ///< local name -> dotted name
+  std::vector<std::pair<TSNode, std::string>> imports_;      ///< import node, module dotted name
+  std::map<std::string, std::vector<TSNode>> assigns_;       ///< "x" / "self.x" -> assigned values
+  std::vector<TSNode> ext_calls_;                            ///< load_inline(...) and friends
+  Names ext_factories_;                                      ///< functions that build an extension
+  Names ext_handles_;                                        ///< names holding an extension or kernel
+  Names exported_;                                           ///< functions exported by extensions
+  Names triton_kernels_;
+  std::vector<CxxUnit> cxx_;
+  std::set<std::string> reachable_;                          ///< function keys on the forward path
+  std::vector<TSNode> reachable_nodes_;
+  bool has_model_new_ = false;
+  bool forward_replaced_ = false;  ///< ModelNew assigns self.forward / self.__call__
+
+  // --- helpers ---
+  std::string text(TSNode n) const { return std::string(syntax_.text(n)); }
+  std::string resolve(TSNode expr) const;
+  std::string resolve_name(std::string_view dotted) const;
+  std::optional<std::string> eval_string(TSNode n, int depth = 0) const;
+  std::string string_value(TSNode string_node) const;
+  void add(std::string_view rule_id, TSNode at, std::string detail = {}, std::string snippet = {});
+  void add_at(std::string_view rule_id, int line, int column, std::string detail, std::string snippet);
+  template <class F>
+  void walk(TSNode n, F&& f) const;
+  bool is_ext_call(TSNode call) const;
+
+  // --- passes ---
+  void collect(TSNode n, const std::string& cls, const std::string& func, int depth);
+  void collect_import(TSNode n);
+  void resolve_extensions();
+  void collect_cxx();
+  void compute_reachable();
+
+  // --- matchers ---
+  void match_syntax_error();
+  void match_model_new();
+  void match_reference();
+  void match_try_pass();
+  void match_names();
+  void match_patching();
+  void match_tensor_subclass();
+  void match_imports();
+  void match_forward_compute();
+  void match_custom_calls();
+  void match_precision();
+  void match_cxx();
+  void match_kernelbench();
+  void match_output_cache();
+
+  std::vector<std::pair<TSNode, std::string>> gemm_sites_;     ///< hybrid allowance candidates
+  std::vector<std::tuple<TSNode, std::string, std::string>> compute_sites_;  ///< node, rule, detail
+};
+
+template <class F>
+void Analysis::walk(TSNode n, F&& f) const {
+  if (!f(n)) return;
+  uint32_t count = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < count; ++i) walk(ts_node_named_child(n, i), f);
+}
+
+std::string Analysis::resolve_name(std::string_view dotted) const {
+  size_t dot = dotted.find('.');
+  std::string_view head = dotted.substr(0, dot);
+  auto it = aliases_.find(head);
+  if (it == aliases_.end()) return std::string(dotted);
+  return it->second + (dot == std::string_view::npos ? "" : std::string(dotted.substr(dot)));
+}
+
+/// Dotted name of an identifier/attribute chain, resolved through imports ("F.relu" ->
+/// "torch.nn.functional.relu"); a chain on a non-name receiver gives ".attr1.attr2".
+std::string Analysis::resolve(TSNode expr) const {
+  std::vector<std::string> parts;
+  TSNode n = expr;
+  while (valid(n) && type(n) == "attribute") {
+    parts.push_back(text(field(n, "attribute")));
+    n = field(n, "object");
+  }
+  std::string head;
+  if (valid(n) && type(n) == "identifier") head = text(n);
+  else if (valid(n) && type(n) == "call") {
+    // getattr(X, "name") -> X.name
+    TSNode fn = field(n, "function");
+    TSNode args = field(n, "arguments");
+    auto argv = valid(args) ? named_children(args) : std::vector<TSNode>{};
+    if (valid(fn) && text(fn) == "getattr" && argv.size() >= 2) {
+      if (auto s = eval_string(argv[1])) head = resolve(argv[0]) + "." + *s;
+    }
+  }
+  std::string out = head;
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "." + *it;
+  if (!head.empty()) return resolve_name(out);
+  return out;  // starts with "."
+}
+
+std::string Analysis::string_value(TSNode s) const {
+  std::string out;
+  bool raw = false;
+  for (TSNode c : named_children(s)) {
+    std::string_view t = type(c);
+    if (t == "string_start") {
+      std::string p = text(c);
+      raw = p.find('r') != std::string::npos || p.find('R') != std::string::npos;
+    } else if (t == "string_content") {
+      std::string body = text(c);
+      if (raw) { out += body; continue; }
+      for (size_t i = 0; i < body.size(); ++i) {
+        if (body[i] == '\\' && i + 1 < body.size()) {
+          char e = body[++i];
+          switch (e) {
+            case 'n': out += '\n'; break;
+            case 't': out += '\t'; break;
+            case '\n': break;
+            default: out += e;
+          }
+        } else {
+          out += body[i];
+        }
+      }
+    } else if (t == "escape_sequence") {
+      std::string e = text(c);
+      out += e == "\\n" ? "\n" : e == "\\t" ? "\t" : e.size() > 1 ? e.substr(1) : e;
+    }
+  }
+  return out;
+}
+
+/// The value of a string expression: literals, implicit and `+` concatenation, names bound to
+/// strings, "".join([...]) and parentheses. nullopt when not a constant string.
+std::optional<std::string> Analysis::eval_string(TSNode n, int depth) const {
+  if (!valid(n) || depth > 12) return std::nullopt;
+  std::string_view t = type(n);
+  if (t == "string") return string_value(n);
+  if (t == "concatenated_string") {
+    std::string out;
+    for (TSNode c : named_children(n)) out += string_value(c);
+    return out;
+  }
+  if (t == "parenthesized_expression") {
+    auto kids = named_children(n);
+    return kids.size() == 1 ? eval_string(kids[0], depth + 1) : std::nullopt;
+  }
+  if (t == "binary_operator") {
+    TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+    if (!valid(op) || text(op) != "+") return std::nullopt;
+    auto l = eval_string(field(n, "left"), depth + 1);
+    auto r = eval_string(field(n, "right"), depth + 1);
+    if (l && r) return *l + *r;
+    return std::nullopt;
+  }
+  if (t == "identifier") {
+    auto it = assigns_.find(text(n));
+    if (it == assigns_.end()) return std::nullopt;
+    for (auto v = it->second.rbegin(); v != it->second.rend(); ++v)
+      if (ts_node_start_byte(*v) != ts_node_start_byte(n))
+        if (auto s = eval_string(*v, depth + 1)) return s;
+    return std::nullopt;
+  }
+  if (t == "call") {
+    TSNode fn = field(n, "function");
+    if (valid(fn) && type(fn) == "attribute" && text(field(fn, "attribute")) == "join") {
+      auto sep = eval_string(field(fn, "object"), depth + 1);
+      auto args = named_children(field(n, "arguments"));
+      if (sep && args.size() == 1 && (type(args[0]) == "list" || type(args[0]) == "tuple")) {
+        std::string out;
+        bool first = true;
+        for (TSNode e : named_children(args[0])) {
+          auto s = eval_string(e, depth + 1);
+          if (!s) return std::nullopt;
+          if (!first) out += *sep;
+          out += *s;
+          first = false;
+        }
+        return out;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void Analysis::add_at(std::string_view rule_id, int line, int column, std::string detail, std::string snippet) {
+  const Rule* rule = find_rule(rule_id);
+  if (!rule) return;
+  auto severity = rule->in(ctx_.profile);
+  if (!severity) return;
+  for (const auto& f : report_.findings)
+    if (f.rule_id == rule_id && f.line == line && f.column == column) return;
+  Finding f;
+  f.rule_id = std::string(rule_id);
+  f.severity = *severity;
+  f.message = std::string(rule->message);
+  if (!detail.empty()) f.message += " (" + detail + ")";
+  f.line = line;
+  f.column = column;
+  f.snippet = std::move(snippet);
+  report_.findings.push_back(std::move(f));
+}
+
+void Analysis::add(std::string_view rule_id, TSNode at, std::string detail, std::string snippet) {
+  add_at(rule_id, PythonSyntax::line(at), PythonSyntax::column(at), std::move(detail),
+         snippet.empty() ? syntax_.snippet(at) : std::move(snippet));
+}
+
+bool Analysis::is_ext_call(TSNode call) const {
+  std::string name = resolve(field(call, "function"));
+  auto ends = [&](std::string_view s) {
+    return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+  };
+  return ends("load_inline") || name == "torch.utils.cpp_extension.load" || name == "cpp_extension.load" ||
+         ends("RawKernel") || ends("RawModule") || ends("ElementwiseKernel") || ends("ReductionKernel") ||
+         ends(".get_function");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fact collection
+
+void Analysis::collect_import(TSNode n) {
+  std::string_view t = type(n);
+  if (t == "import_statement") {
+    for (TSNode c : named_children(n)) {
+      if (type(c) == "dotted_name") {
+        std::string mod = text(c);
+        aliases_[mod.substr(0, mod.find('.'))] = mod.substr(0, mod.find('.'));
+        imports_.push_back({c, mod});
+      } else if (type(c) == "aliased_import") {
+        std::string mod = text(field(c, "name"));
+        aliases_[text(field(c, "alias"))] = mod;
+        imports_.push_back({c, mod});
+      }
+    }
+  } else if (t == "import_from_statement" || t == "future_import_statement") {
+    TSNode m = field(n, "module_name");
+    std::string mod = valid(m) ? text(m) : "__future__";
+    bool any = false;
+    for (TSNode c : named_children(n)) {
+      if (valid(m) && ts_node_eq(c, m)) continue;
+      if (type(c) == "dotted_name") {
+        std::string name = text(c);
+        aliases_[name] = mod + "." + name;
+        imports_.push_back({c, mod + "." + name});
+        any = true;
+      } else if (type(c) == "aliased_import") {
+        std::string name = text(field(c, "name"));
+        aliases_[text(field(c, "alias"))] = mod + "." + name;
+        imports_.push_back({c, mod + "." + name});
+        any = true;
+      }
+    }
+    if (!any) imports_.push_back({n, mod});  // wildcard
+  }
+}
+
+void Analysis::collect(TSNode n, const std::string& cls, const std::string& func, int depth) {
+  std::string_view t = type(n);
+  if (t == "import_statement" || t == "import_from_statement" || t == "future_import_statement") {
+    collect_import(n);
+    return;
+  }
+  if (t == "class_definition") {
+    std::string name = text(field(n, "name"));
+    ClassInfo info{n, {}, {}, func.empty() && cls.empty()};
+    TSNode supers = field(n, "superclasses");
+    if (valid(supers))
+      for (TSNode b : named_children(supers))
+        if (type(b) != "keyword_argument") {
+          info.bases.push_back(resolve(b));
+          info.base_nodes.push_back(b);
+        }
+    if (name == "ModelNew" && info.top_level) has_model_new_ = true;
+    classes_[name] = info;
+    TSNode body = field(n, "body");
+    if (valid(body)) collect(body, name, "", depth + 1);
+    return;
+  }
+  if (t == "function_definition") {
+    std::string name = text(field(n, "name"));
+    std::string key = (!cls.empty() && func.empty()) ? cls + "." + name : name;
+    functions_[key] = {n, cls};
+    TSNode parent = ts_node_parent(n);
+    if (valid(parent) && type(parent) == "decorated_definition")
+      for (TSNode d : named_children(parent))
+        if (type(d) == "decorator") {
+          std::string dec = text(d);
+          std::string resolved = resolve_name(dec.substr(1, dec.find('(') == std::string::npos ? std::string::npos : dec.find('(') - 1));
+          if (resolved.rfind("triton.", 0) == 0 || resolved == "jit" || resolved.find("triton.jit") != std::string::npos)
+            triton_kernels_.insert(name);
+        }
+    TSNode body = field(n, "body");
+    if (valid(body)) collect(body, cls, key, depth + 1);
+    return;
+  }
+  if (t == "assignment") {
+    TSNode left = field(n, "left"), right = field(n, "right");
+    if (valid(left) && valid(right)) {
+      std::string target = text(left);
+      assigns_[target].push_back(right);
+      // `x = torch.cuda` makes x an alias of a module-level name.
+      if (type(left) == "identifier" && (type(right) == "attribute" || type(right) == "identifier")) {
+        std::string r = resolve(right);
+        std::string head = r.substr(0, r.find('.'));
+        if (!r.empty() && r[0] != '.' && aliases_.count(text(right).substr(0, text(right).find('.'))) &&
+            !head.empty())
+          aliases_[target] = r;
+      }
+    }
+  }
+  if (t == "call" && is_ext_call(n)) {
+    ext_calls_.push_back(n);
+    if (!func.empty()) ext_factories_.insert(func.substr(func.find('.') == std::string::npos ? 0 : func.find('.') + 1));
+    TSNode args = field(n, "arguments");
+    if (valid(args))
+      for (TSNode a : named_children(args))
+        if (type(a) == "keyword_argument" && text(field(a, "name")) == "functions") {
+          TSNode v = field(a, "value");
+          if (type(v) == "identifier") {
+            auto it = assigns_.find(text(v));
+            if (it != assigns_.end() && !it->second.empty()) v = it->second.back();
+          }
+          if (auto s = eval_string(v)) exported_.insert(*s);
+          else
+            for (TSNode e : named_children(v))
+              if (auto s2 = eval_string(e)) exported_.insert(*s2);
+        }
+  }
+  uint32_t count = ts_node_named_child_count(n);
+  for (uint32_t i = 0; i < count; ++i) collect(ts_node_named_child(n, i), cls, func, depth + 1);
+}
+
+/// Names bound to an extension or kernel object: the results of load_inline & co, of functions
+/// that build one, and names copied from those (`self.ext = ext`, `fn = ext.relu`).
+void Analysis::resolve_extensions() {
+  for (int round = 0; round < 4; ++round) {
+    size_t before = ext_handles_.size() + ext_factories_.size();
+    for (const auto& [target, values] : assigns_) {
+      for (TSNode v : values) {
+        bool handle = false;
+        if (type(v) == "call") {
+          TSNode fn = field(v, "function");
+          std::string fname = text(fn);
+          if (is_ext_call(v)) handle = true;
+          std::string base = fname.rfind("self.", 0) == 0 ? fname.substr(5) : fname;
+          if (ext_factories_.count(base)) handle = true;
+          // ext.get_function("k") on a handle gives a kernel handle (a call of an exported
+          // function gives a tensor, not a handle)
+          std::string root = fname.substr(0, fname.rfind('.'));
+          std::string method = fname.substr(fname.rfind('.') + 1);
+          if (fname.find('.') != std::string::npos && ext_handles_.count(root) &&
+              (method == "get_function" || method == "get_kernel"))
+            handle = true;
+        } else if (type(v) == "identifier" || type(v) == "attribute") {
+          std::string vt = text(v);
+          if (ext_handles_.count(vt)) handle = true;
+          std::string root = vt.substr(0, vt.rfind('.'));
+          if (vt.find('.') != std::string::npos && ext_handles_.count(root)) handle = true;
+          if (triton_kernels_.count(vt)) handle = true;
+        }
+        if (handle) {
+          ext_handles_.insert(target);
+          if (target.rfind("self.", 0) == 0) ext_handles_.insert(target);
+        }
+      }
+    }
+    // a function returning a handle is a factory
+    for (const auto& [key, fn] : functions_) {
+      bool returns_handle = false;
+      walk(field(fn.node, "body"), [&](TSNode x) {
+        if (type(x) == "return_statement")
+          for (TSNode r : named_children(x))
+            if (ext_handles_.count(text(r)) || (type(r) == "call" && is_ext_call(r))) returns_handle = true;
+        return !returns_handle;
+      });
+      if (returns_handle) ext_factories_.insert(key.substr(key.find('.') == std::string::npos ? 0 : key.find('.') + 1));
+    }
+    if (ext_handles_.size() + ext_factories_.size() == before) break;
+  }
+}
+
+void Analysis::collect_cxx() {
+  std::set<uint32_t> seen;  // start bytes of nodes already taken
+  std::vector<std::pair<TSNode, std::string>> sources;
+  auto take = [&](TSNode at, const std::string& s) {
+    for (const auto& [node, text] : sources)
+      if (text == s) return;
+    sources.push_back({at, s});
+  };
+  // 1. load_inline(cpp_sources=..., cuda_sources=...), positional 2nd/3rd argument, and lists.
+  for (TSNode call : ext_calls_) {
+    TSNode args = field(call, "arguments");
+    if (!valid(args)) continue;
+    int positional = 0;
+    for (TSNode a : named_children(args)) {
+      TSNode value{};
+      if (type(a) == "keyword_argument") {
+        std::string k = text(field(a, "name"));
+        if (k == "cpp_sources" || k == "cuda_sources" || k == "code" || k == "source" || k == "sources" ||
+            k == "cuda_source" || k == "cpp_source")
+          value = field(a, "value");
+      } else {
+        ++positional;
+        if (positional >= 1 && positional <= 3) value = a;
+      }
+      if (!valid(value)) continue;
+      if (type(value) == "identifier") {
+        auto it = assigns_.find(text(value));
+        if (it != assigns_.end() && !it->second.empty() &&
+            (type(it->second.back()) == "list" || type(it->second.back()) == "tuple"))
+          value = it->second.back();
+      }
+      if (type(value) == "list" || type(value) == "tuple") {
+        for (TSNode e : named_children(value))
+          if (auto s = eval_string(e)) take(call, *s);
+      } else if (auto s = eval_string(value)) {
+        take(call, *s);
+      }
+    }
+  }
+  // 2. Any string expression whose value looks like C/C++/CUDA.
+  auto looks_cxx = [](const std::string& s) {
+    for (std::string_view m : {"__global__", "#include", "torch::", "at::Tensor", "extern \"C\"", "<<<",
+                               "PYBIND11_MODULE", "__device__", "#define", "TORCH_LIBRARY", "cuda_runtime"})
+      if (s.find(m) != std::string::npos) return true;
+    return false;
+  };
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "string" || t == "concatenated_string" || t == "binary_operator") {
+      if (auto s = eval_string(n); s && looks_cxx(*s)) {
+        take(n, *s);
+        return false;
+      }
+      if (t != "binary_operator") return false;
+    }
+    return true;
+  });
+  for (auto& [at, src] : sources) {
+    CxxUnit unit{at, src, detail::tokenize_cxx(src)};
+    unit.raw_count = unit.tokens.size();
+    auto pre = detail::preprocess_cxx(src);
+    unit.preprocessed = pre.ok;
+    if (pre.ok) {
+      auto more = detail::tokenize_cxx(pre.text);
+      unit.tokens.insert(unit.tokens.end(), more.begin(), more.end());
+    }
+    // m.def("name", ...) and TORCH_LIBRARY m.def("name(Tensor x) -> Tensor") export names.
+    for (size_t i = 0; i + 3 < unit.tokens.size(); ++i)
+      if (unit.tokens[i].text == "def" && unit.tokens[i + 1].text == "(" && unit.tokens[i + 2].kind == 's') {
+        std::string name = unit.tokens[i + 2].text;
+        name = name.substr(0, name.find('('));
+        if (!name.empty()) exported_.insert(name);
+      }
+    cxx_.push_back(std::move(unit));
+  }
+}
+
+/// Functions on the forward path: ModelNew.forward and __call__, and what they call by name,
+/// through self.method, Class.method, Function.apply and submodules built in __init__.
+void Analysis::compute_reachable() {
+  std::vector<std::string> work;
+  auto push = [&](const std::string& key) {
+    if (functions_.count(key) && reachable_.insert(key).second) work.push_back(key);
+  };
+  auto push_class = [&](const std::string& c) {
+    for (const char* m : {"forward", "__call__", "__init__"}) push(c + "." + m);
+  };
+  // `self.forward = self._impl` (or a lambda) in __init__ replaces forward.
+  std::vector<TSNode> lambdas;
+  for (const char* slot : {"self.forward", "self.__call__"}) {
+    auto it = assigns_.find(slot);
+    if (it == assigns_.end()) continue;
+    forward_replaced_ = true;
+    for (TSNode v : it->second) {
+      std::string vt = text(v);
+      if (type(v) == "lambda") lambdas.push_back(v);
+      else if (vt.rfind("self.", 0) == 0) push("ModelNew." + vt.substr(5));
+      else push(vt);
+    }
+  }
+  push("ModelNew.forward");
+  push("ModelNew.__call__");
+  for (TSNode l : lambdas) {  // names a replacing lambda calls
+    walk(l, [&](TSNode x) {
+      if (type(x) == "identifier") push(text(x));
+      if (type(x) == "attribute" && text(field(x, "object")) == "self") push("ModelNew." + text(field(x, "attribute")));
+      return true;
+    });
+  }
+  while (!work.empty()) {
+    std::string key = work.back();
+    work.pop_back();
+    const Function& fn = functions_.at(key);
+    walk(field(fn.node, "body"), [&](TSNode x) {
+      std::string_view t = type(x);
+      if (t == "identifier") {
+        std::string name = text(x);
+        push(name);
+        if (classes_.count(name)) push_class(name);
+      } else if (t == "attribute") {
+        TSNode obj = field(x, "object");
+        std::string attr = text(field(x, "attribute"));
+        if (valid(obj) && type(obj) == "identifier") {
+          std::string o = text(obj);
+          if (o == "self" || o == "cls") {
+            push(fn.cls + "." + attr);
+            auto it = assigns_.find("self." + attr);
+            if (it != assigns_.end())
+              for (TSNode v : it->second) {
+                std::string callee = type(v) == "call" ? text(field(v, "function")) : text(v);
+                if (classes_.count(callee)) push_class(callee);
+                if (callee.rfind("self.", 0) == 0) push(fn.cls + "." + callee.substr(5));
+                push(callee);
+              }
+            // methods of base classes defined in the candidate
+            if (classes_.count(fn.cls))
+              for (const auto& b : classes_.at(fn.cls).bases) push(b + "." + attr);
+          } else if (classes_.count(o)) {
+            if (attr == "apply") push_class(o);
+            push(o + "." + attr);
+          }
+        }
+      }
+      return true;
+    });
+  }
+  for (const auto& key : reachable_) reachable_nodes_.push_back(functions_.at(key).node);
+  reachable_nodes_.insert(reachable_nodes_.end(), lambdas.begin(), lambdas.end());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matchers
+
+void Analysis::match_syntax_error() {
+  TSNode bad{};
+  bool found = false;
+  walk(syntax_.root(), [&](TSNode n) {
+    if (found) return false;
+    if (ts_node_is_error(n) || ts_node_is_missing(n)) {
+      bad = n;
+      found = true;
+      return false;
+    }
+    return ts_node_has_error(n);
+  });
+  if (!found) {  // a MISSING node may be unnamed; search all children
+    std::function<void(TSNode)> any = [&](TSNode n) {
+      if (found) return;
+      if (ts_node_is_missing(n) || ts_node_is_error(n)) { bad = n; found = true; return; }
+      for (uint32_t i = 0; i < ts_node_child_count(n) && !found; ++i) any(ts_node_child(n, i));
+    };
+    any(syntax_.root());
+  }
+  TSNode at = found ? bad : syntax_.root();
+  add("syntax_error", at, found && ts_node_is_missing(at) ? std::string("missing ") + ts_node_type(at) : "");
+}
+
+void Analysis::match_model_new() {
+  if (has_model_new_) return;
+  // `ModelNew = SomeClass` at module level also defines the name the harness looks up.
+  for (TSNode c : named_children(syntax_.root()))
+    if (type(c) == "expression_statement")
+      for (TSNode a : named_children(c))
+        if (type(a) == "assignment" && text(field(a, "left")) == "ModelNew") return;
+  add_at("model_new_missing", 0, 0, "", "");
+}
+
+void Analysis::match_reference() {
+  // Names the reference defines (its classes other than ModelNew); `Model` always counts.
+  Names ref_names = {"Model"};
+  if (!ctx_.reference_source.empty()) {
+    PythonSyntax ref(ctx_.reference_source);
+    for (TSNode c : named_children(ref.root()))
+      if (type(c) == "class_definition") ref_names.insert(std::string(ref.text(field(c, "name"))));
+  }
+  ref_names.erase("ModelNew");
+  for (const auto& [name, info] : classes_)
+    for (size_t i = 0; i < info.bases.size(); ++i)
+      if (ref_names.count(info.bases[i]) || ref_names.count(text(info.base_nodes[i])))
+        add("reference_inherit", info.base_nodes[i], "class " + name + " inherits " + text(info.base_nodes[i]));
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "class_definition" && ref_names.count(text(field(n, "name")))) return false;  // its own body
+    if (t == "argument_list" && valid(ts_node_parent(n)) && type(ts_node_parent(n)) == "class_definition")
+      return false;  // base list: reference_inherit
+    if (t == "identifier" && ref_names.count(text(n))) {
+      TSNode p = ts_node_parent(n);
+      bool is_attr_name = valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "attribute"), n);
+      bool is_kw = valid(p) && type(p) == "keyword_argument" && ts_node_eq(field(p, "name"), n);
+      if (!is_attr_name && !is_kw) add("reference_fallback", n, "uses " + text(n));
+    }
+    return true;
+  });
+}
+
+void Analysis::match_try_pass() {
+  auto pass_like = [&](TSNode body) {
+    if (!valid(body)) return false;
+    auto stmts = named_children(body);
+    bool any_pass = false;
+    for (TSNode s : stmts) {
+      std::string_view t = type(s);
+      if (t == "comment") continue;
+      if (t == "pass_statement") { any_pass = true; continue; }
+      if (t == "expression_statement") {
+        auto e = named_children(s);
+        if (e.size() == 1 && (type(e[0]) == "string" || type(e[0]) == "ellipsis")) {
+          if (type(e[0]) == "ellipsis") any_pass = true;
+          continue;
+        }
+      }
+      return false;
+    }
+    return any_pass;
+  };
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "try_statement") {
+      bool has_except = false;
+      for (TSNode c : named_children(n))
+        if (type(c) == "except_clause" || type(c) == "except_group_clause") has_except = true;
+      if (has_except) add("try_except", n);
+    } else if (t == "pass_statement") {
+      add("pass_statement", n);
+    } else if (t == "class_definition" && text(field(n, "name")) == "ModelNew" && pass_like(field(n, "body"))) {
+      add("bare_pass", n, "ModelNew has no body");
+    } else if (t == "function_definition" && pass_like(field(n, "body"))) {
+      bool replaced = forward_replaced_ && text(field(n, "name")) == "forward";
+      for (TSNode r : reachable_nodes_)
+        if (ts_node_eq(r, n) && !replaced) add("bare_pass", n, text(field(n, "name")) + " does nothing");
+    }
+    return true;
+  });
+}
+
+void Analysis::match_imports() {
+  for (const auto& [node, mod] : imports_) {
+    bool specific = false;
+    for (const auto& rule : kNameRules)
+      for (auto p : rule.prefixes)
+        if (p.front() != '.' && matches_prefix(mod, p)) {
+          add(rule.rule_id, node, "import " + mod);
+          specific = true;
+        }
+    std::string top = mod.substr(0, mod.find('.'));
+    if (!specific && !kImportAllowlist.count(top)) add("import_not_allowed", node, "import " + mod);
+  }
+}
+
+void Analysis::match_names() {
+  // Maximal dotted chains and bare names, resolved through imports.
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "import_statement" || t == "import_from_statement" || t == "future_import_statement") return false;
+    bool getattr_call = t == "call" && valid(field(n, "function")) && text(field(n, "function")) == "getattr";
+    if (t != "attribute" && t != "identifier" && !getattr_call) return true;
+    TSNode p = ts_node_parent(n);
+    if (valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "object"), n)) return true;  // not maximal
+    if (valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "attribute"), n)) return false;  // x.<name>
+    if (t == "identifier") {
+      // a bare name only counts when it is a use, not a definition or a keyword/attribute name
+      if (valid(p) && (type(p) == "function_definition" || type(p) == "class_definition" ||
+                       type(p) == "keyword_argument" || type(p) == "parameters" ||
+                       type(p) == "default_parameter" || type(p) == "typed_parameter"))
+        return true;
+      std::string name = text(n);
+      if (functions_.count(name) || (assigns_.count(name) && !aliases_.count(name))) return true;  // shadowed
+    }
+    std::string name = resolve(n);
+    if (name.empty()) return true;
+    // Chains whose root is not an import or a builtin (locals, self) only match ".attr" prefixes.
+    std::string raw_root = text(n).substr(0, text(n).find_first_of(".("));
+    bool rooted = name[0] != '.' && (getattr_call || aliases_.count(raw_root) ||
+                                     (kBuiltinsOfInterest.count(raw_root) && !functions_.count(raw_root) &&
+                                      !assigns_.count(raw_root)));
+    for (const auto& rule : kNameRules)
+      for (auto prefix : rule.prefixes) {
+        bool hit = prefix.front() == '.' ? matches_prefix("." + name, prefix)
+                                         : rooted && matches_prefix(name, prefix);
+        if (hit) {
+          if (rule.rule_id == "file_network_env" && (prefix == "open" || prefix == "input" || prefix == "json")) {
+            // builtin open()/input(): only as a call; json only when imported
+            if (prefix == "json" && !aliases_.count("json")) continue;
+            if (prefix != "json" && !(valid(p) && type(p) == "call")) continue;
+          }
+          if (rule.rule_id == "dynamic_code" && (prefix == "compile" || prefix == "eval" || prefix == "exec") &&
+              !(valid(p) && type(p) == "call"))
+            continue;
+          if (rule.rule_id == "introspection" && (prefix == "globals" || prefix == "locals" || prefix == "vars") &&
+              !(valid(p) && type(p) == "call"))
+            continue;
+          // os.fork etc. are more specific than os.*
+          if (rule.rule_id == "file_network_env" && prefix == "os") {
+            bool more_specific = false;
+            for (const auto& r2 : kNameRules)
+              if (r2.rule_id != "file_network_env")
+                for (auto p2 : r2.prefixes)
+                  if (p2.size() > 3 && p2.substr(0, 3) == "os." && matches_prefix(name, p2)) more_specific = true;
+            if (more_specific) continue;
+          }
+          add(rule.rule_id, n, name);
+          goto next_rule;
+        }
+      next_rule:;
+      }
+    return true;
+  });
+  // getattr(module, <not a constant>) is dynamic code; setattr/delattr on modules is patching.
+  walk(syntax_.root(), [&](TSNode n) {
+    if (type(n) != "call") return true;
+    std::string fn = text(field(n, "function"));
+    if (fn != "getattr" && fn != "setattr" && fn != "delattr") return true;
+    auto args = named_children(field(n, "arguments"));
+    if (args.empty()) return true;
+    std::string target = resolve(args[0]);
+    bool on_module = !target.empty() && target[0] != '.' && aliases_.count(text(args[0]).substr(0, text(args[0]).find('.')));
+    if (fn == "getattr" && on_module && (args.size() < 2 || !eval_string(args[1])))
+      add("dynamic_code", n, "getattr on " + target + " with a computed name");
+    if (fn != "getattr" && (on_module || target.rfind("torch", 0) == 0)) add("timer_harness_patch", n, fn + " on " + target);
+    return true;
+  });
+  // paths of shared memory or /proc in Python strings
+  walk(syntax_.root(), [&](TSNode n) {
+    if (type(n) != "string") return true;
+    std::string v = string_value(n);
+    for (std::string_view p : {"/dev/shm", "/proc/", "/sys/", "/tmp/"})
+      if (v.find(p) != std::string::npos && v.find("__global__") == std::string::npos) {
+        add("file_network_env", n, "path " + std::string(p));
+        break;
+      }
+    return false;
+  });
+}
+
+void Analysis::match_patching() {
+  auto check_target = [&](TSNode target, TSNode stmt) {
+    std::vector<TSNode> targets;
+    if (type(target) == "pattern_list" || type(target) == "tuple_pattern") targets = named_children(target);
+    else targets = {target};
+    for (TSNode tg : targets) {
+      TSNode base = tg;
+      while (valid(base) && type(base) == "subscript") base = field(base, "value");
+      if (!valid(base) || (type(base) != "attribute" && !(type(base) == "identifier" && !ts_node_eq(base, tg))))
+        continue;
+      std::string raw = text(base);
+      std::string root = raw.substr(0, raw.find('.'));
+      if (!aliases_.count(root) && root != "__builtins__") continue;
+      std::string name = resolve(base);
+      if (name.rfind("os.environ", 0) == 0) continue;  // env access: file_network_env
+      if (name.rfind("torch.backends.", 0) == 0) {
+        bool tf32 = name.find("allow_tf32") != std::string::npos || name.find("reduced_precision") != std::string::npos ||
+                    name.find("fp32_precision") != std::string::npos;
+        if (tf32) {
+          if (ctx_.task_dtype == "float32") {
+            TSNode right = field(stmt, "right");
+            if (!valid(right) || text(right) != "False") add("precision_downgrade", stmt, name);
+          }
+        } else {
+          add("global_flag_change", stmt, name);
+        }
+        continue;
+      }
+      add("timer_harness_patch", stmt, "assigns " + name);
+    }
+  };
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "assignment" || t == "augmented_assignment") {
+      TSNode left = field(n, "left");
+      if (valid(left)) check_target(left, n);
+    } else if (t == "delete_statement") {
+      for (TSNode c : named_children(n)) check_target(c, n);
+    }
+    return true;
+  });
+}
+
+void Analysis::match_tensor_subclass() {
+  for (const auto& [name, info] : classes_) {
+    for (size_t i = 0; i < info.bases.size(); ++i) {
+      const std::string& b = info.bases[i];
+      if (b == "torch.Tensor" || b == "torch._C._TensorBase" || b == "torch._C.TensorBase" ||
+          b == "torch.nn.parameter.Parameter" || b == "torch.nn.Parameter" || b == "torch.utils._python_dispatch.TorchDispatchMode" ||
+          b == "torch.overrides.TorchFunctionMode" || (b == "Tensor" && !aliases_.count("Tensor")))
+        add("tensor_subclass", info.base_nodes[i], "class " + name + "(" + text(info.base_nodes[i]) + ")");
+    }
+  }
+  for (const auto& [key, fn] : functions_) {
+    std::string name = text(field(fn.node, "name"));
+    if (name == "__torch_function__" || name == "__torch_dispatch__") add("tensor_subclass", fn.node, name);
+  }
+}
+
+/// Torch compute, nn layers and the hybrid GEMM allowance on the forward path.
+void Analysis::match_forward_compute() {
+  auto is_receiver_harmless = [&](TSNode obj) {
+    if (!valid(obj)) return true;
+    std::string o = text(obj);
+    std::string root = o.substr(0, o.find('.'));
+    if (type(obj) == "string" || type(obj) == "integer" || type(obj) == "float") return true;
+    if (kHarmlessReceivers.count(root)) return true;
+    if (aliases_.count(root)) {
+      std::string r = resolve_name(o);
+      return r.rfind("torch", 0) != 0;  // other modules (math.sqrt) are not tensors
+    }
+    if (ext_handles_.count(o) || ext_handles_.count(root)) return true;
+    if (type(obj) == "call") {
+      std::string f = text(field(obj, "function"));
+      if (ext_factories_.count(f) || ext_factories_.count(f.rfind("self.", 0) == 0 ? f.substr(5) : f)) return true;
+    }
+    if (classes_.count(o)) return true;
+    return false;
+  };
+  for (TSNode fnode : reachable_nodes_) {
+    std::string cls;
+    for (const auto& [key, fn] : functions_)
+      if (ts_node_eq(fn.node, fnode)) cls = fn.cls;
+    walk(field(fnode, "body"), [&](TSNode n) {
+      std::string_view t = type(n);
+      if (t == "function_definition" || t == "class_definition") return false;  // own reachability
+      if (t == "binary_operator" || t == "augmented_assignment") {
+        TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+        if (valid(op) && (text(op) == "@" || text(op) == "@=")) {
+          gemm_sites_.push_back({n, "@"});
+        }
+        return true;
+      }
+      if (t != "call") return true;
+      TSNode fn = field(n, "function");
+      if (!valid(fn)) return true;
+      if (type(fn) == "identifier" || type(fn) == "attribute") {
+        std::string name = resolve(fn);
+        std::string attr = name.substr(name.rfind('.') + 1);
+        TSNode obj = type(fn) == "attribute" ? field(fn, "object") : TSNode{};
+        bool torch_ns = name.rfind("torch.", 0) == 0;
+        if (type(fn) == "identifier" && !torch_ns) return true;
+        if (torch_ns) {
+          bool functional = name.rfind("torch.nn.functional.", 0) == 0 || name.rfind("torch.linalg.", 0) == 0 ||
+                            name.rfind("torch.fft.", 0) == 0 || name.rfind("torch.special.", 0) == 0;
+          if (name.rfind("torch.nn.functional.pad", 0) == 0) functional = false;
+          if (functional || (kComputeOps.count(attr) && name.find(".cuda.") == std::string::npos)) {
+            if (kGemmConvOps.count(attr)) gemm_sites_.push_back({n, name});
+            else compute_sites_.push_back({n, "torch_compute_in_forward", name});
+          }
+          return true;
+        }
+        // self.layer(x) with layer = nn.<Layer>(...)
+        if (valid(obj) && text(obj) == "self" && !functions_.count(cls + "." + attr)) {
+          auto it = assigns_.find("self." + attr);
+          if (it != assigns_.end())
+            for (TSNode v : it->second)
+              if (type(v) == "call") {
+                std::string callee = resolve(field(v, "function"));
+                if (callee.rfind("torch.nn.", 0) == 0) {
+                  std::string layer = callee.substr(9);
+                  if (!kNnContainers.count(layer) && layer.find('.') == std::string::npos) {
+                    if (kGemmConvOps.count(layer)) gemm_sites_.push_back({n, callee});
+                    else compute_sites_.push_back({n, "nn_layer_in_forward", callee});
+                  }
+                }
+              }
+          return true;
+        }
+        // tensor methods x.matmul(y), x.sum(), (a+b).relu()
+        if (kComputeOps.count(attr) && !is_receiver_harmless(obj) && !exported_.count(attr)) {
+          std::string o = text(obj);
+          bool self_method = o == "self" || o == "cls";
+          if (!self_method) {
+            if (kGemmConvOps.count(attr)) gemm_sites_.push_back({n, "." + attr});
+            else compute_sites_.push_back({n, "torch_compute_in_forward", "." + attr + "()"});
+          }
+        }
+      }
+      return true;
+    });
+  }
+  // C++ library compute (ATen, cuBLAS, cuDNN) counts as forward-path compute too.
+  for (const CxxUnit& u : cxx_) {
+    const auto& tk = u.tokens;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < tk.size(); ++i) {
+      if (tk[i].kind != 'i') continue;
+      const std::string& w = tk[i].text;
+      bool gemm = false, compute = false;
+      std::string what;
+      if ((w == "torch" || w == "at") && i + 3 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "(" &&
+          kComputeOps.count(tk[i + 2].text)) {
+        what = w + "::" + tk[i + 2].text;
+        gemm = kGemmConvOps.count(tk[i + 2].text) > 0;
+        compute = !gemm;
+      } else if (w.rfind("cublas", 0) == 0 && w != "cublasHandle_t" && w != "cublasCreate" && w != "cublasDestroy" &&
+                 w.find("SetStream") == std::string::npos && w.find("Status") == std::string::npos) {
+        what = w;
+        gemm = w.find("emm") != std::string::npos || w.find("atmul") != std::string::npos;
+        compute = !gemm && (w.find("gemv") != std::string::npos || w.find("dot") != std::string::npos);
+      } else if (w.rfind("cudnn", 0) == 0 && w.find("Convolution") != std::string::npos && w.find("Forward") != std::string::npos) {
+        what = w;
+        gemm = true;
+      } else if (w.rfind("cudnn", 0) == 0 && (w.find("Softmax") != std::string::npos || w.find("Pooling") != std::string::npos ||
+                                              w.find("Activation") != std::string::npos || w.find("Normalization") != std::string::npos) &&
+                 w.find("Forward") != std::string::npos) {
+        what = w;
+        compute = true;
+      } else if (i > 0 && tk[i - 1].text == "." && i + 1 < tk.size() && tk[i + 1].text == "(" &&
+                 (w == "matmul" || w == "mm" || w == "bmm" || w == "addmm" || w == "baddbmm" || w == "softmax" ||
+                  w == "log_softmax" || w == "relu" || w == "sigmoid" || w == "sum" || w == "mean" || w == "logsumexp" ||
+                  w == "conv2d" || w == "amax")) {
+        what = "." + w + "()";
+        gemm = kGemmConvOps.count(w) > 0;
+        compute = !gemm;
+      }
+      if (what.empty() || !seen.insert(what).second) continue;
+      if (gemm) gemm_sites_.push_back({u.at, "C++ " + what});
+      if (compute) add("cpp_library_compute", u.at, what, what);
+    }
+  }
+  // Hybrid: the first GEMM/conv (in source order) is allowed; strict and the rest reject.
+  std::stable_sort(gemm_sites_.begin(), gemm_sites_.end(), [](const auto& a, const auto& b) {
+    return ts_node_start_byte(a.first) < ts_node_start_byte(b.first);
+  });
+  // The allowance is one library op: every call site of that op (branches, loops) is covered.
+  std::string allowed;
+  for (const auto& [node, what] : gemm_sites_) {
+    std::string rule = what.rfind("C++ ", 0) == 0 ? "cpp_library_compute"
+                       : what.rfind("torch.nn.", 0) == 0 && what.rfind("torch.nn.functional.", 0) != 0
+                           ? "nn_layer_in_forward"
+                           : "torch_compute_in_forward";
+    if (ctx_.profile == Profile::hybrid && (allowed.empty() || allowed == what)) {
+      allowed = what;
+      add("hybrid_library_call", node, what);
+      continue;
+    }
+    if (rule == "cpp_library_compute") add(rule, node, what.substr(4), what.substr(4));
+    else add(rule, node, what);
+  }
+  for (const auto& [node, rule, what] : compute_sites_) add(rule, node, what);
+}
+
+/// forward reaches no custom kernel; kernels defined and never used on the forward path.
+void Analysis::match_custom_calls() {
+  if (!has_model_new_ || !classes_.count("ModelNew")) return;
+  Names used;          // names referenced on the forward path
+  bool custom = false;
+  for (TSNode fnode : reachable_nodes_) {
+    walk(field(fnode, "body"), [&](TSNode n) {
+      std::string_view t = type(n);
+      if (t == "identifier") used.insert(text(n));
+      if (t == "attribute") used.insert(text(field(n, "attribute")));
+      if (t == "string") {
+        auto s = string_value(n);
+        if (exported_.count(s)) used.insert(s);  // getattr(ext, "name")
+      }
+      if (t != "call") return true;
+      TSNode fn = field(n, "function");
+      if (!valid(fn)) return true;
+      std::string ft = text(fn);
+      std::string root = ft.substr(0, ft.rfind('.'));
+      std::string attr = type(fn) == "attribute" ? text(field(fn, "attribute")) : ft;
+      if (type(fn) == "subscript") {  // kernel[grid](...)
+        std::string k = text(field(fn, "value"));
+        if (triton_kernels_.count(k) || ext_handles_.count(k)) custom = true;
+      } else if (ext_handles_.count(ft) || triton_kernels_.count(ft) || exported_.count(attr) ||
+                 (ft.find('.') != std::string::npos && ext_handles_.count(root))) {
+        custom = true;
+      } else if (type(fn) == "attribute") {
+        TSNode obj = field(fn, "object");
+        if (type(obj) == "call") {
+          std::string f2 = text(field(obj, "function"));
+          if (ext_factories_.count(f2) || ext_factories_.count(f2.rfind("self.", 0) == 0 ? f2.substr(5) : f2)) custom = true;
+        }
+        std::string base = resolve(obj);
+        if (base.rfind("torch.ops.", 0) == 0 && base.find("aten") == std::string::npos) custom = true;
+      }
+      return true;
+    });
+  }
+  if (!custom) {
+    TSNode at = classes_.at("ModelNew").node;
+    if (functions_.count("ModelNew.forward")) at = functions_.at("ModelNew.forward").node;
+    add("forward_without_custom_call", at);
+  }
+  // Decoys: exported functions and Triton kernels never referenced on the forward path.
+  for (const auto& k : exported_)
+    if (!used.count(k) && !ext_calls_.empty()) add("decoy_kernel", ext_calls_.front(), "exported " + k);
+  for (const auto& k : triton_kernels_)
+    if (!used.count(k) && functions_.count(k)) add("decoy_kernel", functions_.at(k).node, "@triton.jit " + k);
+  // __global__ kernels that nothing launches or exports (counted in the raw tokens).
+  for (const CxxUnit& u : cxx_) {
+    std::map<std::string, int> count;
+    for (size_t i = 0; i < u.raw_count; ++i)
+      if (u.tokens[i].kind == 'i') ++count[u.tokens[i].text];
+    for (size_t i = 0; i + 1 < u.raw_count; ++i) {
+      if (u.tokens[i].text != "__global__") continue;
+      // the kernel's name: the first identifier followed by "(" (skipping __launch_bounds__(...))
+      std::string name;
+      for (size_t j = i + 1; j + 1 < u.raw_count && u.tokens[j].text != ";" && u.tokens[j].text != "{"; ++j) {
+        if (u.tokens[j].text == "__launch_bounds__") {
+          int depth = 0;
+          for (++j; j < u.raw_count; ++j) {
+            if (u.tokens[j].text == "(") ++depth;
+            if (u.tokens[j].text == ")" && --depth == 0) break;
+          }
+          continue;
+        }
+        if (u.tokens[j].kind == 'i' && u.tokens[j + 1].text == "(") { name = u.tokens[j].text; break; }
+      }
+      if (name.empty()) continue;
+      bool used_elsewhere = false;
+      for (const CxxUnit& v : cxx_)
+        if (&v != &u)
+          for (size_t k = 0; k < v.raw_count; ++k)
+            if (v.tokens[k].text == name) used_elsewhere = true;
+      if (count[name] <= 1 && !used_elsewhere && !exported_.count(name) && !used.count(name))
+        add("decoy_kernel", u.at, "__global__ " + name + " is never launched", "__global__ " + name);
+    }
+  }
+}
+
+void Analysis::match_precision() {
+  if (ctx_.task_dtype != "float32") return;
+  static const Names kLowTypes = {"torch.float16", "torch.half", "torch.bfloat16", "torch.HalfTensor",
+                                  "torch.BFloat16Tensor", "torch.cuda.HalfTensor", "torch.cuda.BFloat16Tensor",
+                                  "triton.language.float16", "triton.language.bfloat16", "tl.float16",
+                                  "tl.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2",
+                                  "triton.language.float8e4nv", "numpy.float16", "cupy.float16"};
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "call") {
+      TSNode fn = field(n, "function");
+      std::string name = valid(fn) ? resolve(fn) : "";
+      std::string attr = valid(fn) && type(fn) == "attribute" ? text(field(fn, "attribute")) : "";
+      if (attr == "half" || attr == "bfloat16") add("precision_downgrade", n, "." + attr + "()");
+      if (name == "torch.set_float32_matmul_precision") {
+        auto args = named_children(field(n, "arguments"));
+        auto v = args.empty() ? std::nullopt : eval_string(args[0]);
+        if (!v || *v != "highest") add("precision_downgrade", n, name);
+      }
+      if (name.rfind("torch.autocast", 0) == 0 || name.rfind("torch.cuda.amp", 0) == 0 || name.rfind("torch.amp", 0) == 0 ||
+          name.rfind("torch.cpu.amp", 0) == 0)
+        add("precision_downgrade", n, name);
+      if (attr == "dot" && (name.rfind("triton.language.", 0) == 0 || name.rfind("tl.", 0) == 0))
+        for (TSNode a : named_children(field(n, "arguments")))
+          if (type(a) == "keyword_argument") {
+            std::string k = text(field(a, "name"));
+            std::string v = text(field(a, "value"));
+            if ((k == "allow_tf32" && v == "True") ||
+                (k == "input_precision" && v.find("ieee") == std::string::npos))
+              add("precision_downgrade", n, "tl.dot " + k + "=" + v);
+          }
+      return true;
+    }
+    if (t == "attribute" || t == "identifier") {
+      TSNode p = ts_node_parent(n);
+      if (valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "object"), n)) return true;
+      std::string name = resolve(n);
+      if (!kLowTypes.count(name)) return true;
+      // a dtype given as an argument (to(), dtype=, empty(...)) converts; comparisons only test
+      for (TSNode a = p; valid(a); a = ts_node_parent(a)) {
+        std::string_view at = type(a);
+        if (at == "comparison_operator" || at == "if_statement" || at == "conditional_expression" ||
+            at == "boolean_operator")
+          return false;
+        if (at == "argument_list" || at == "keyword_argument" || at == "assignment" || at == "return_statement") {
+          add("precision_downgrade", n, name);
+          return false;
+        }
+        if (at == "function_definition" || at == "block") break;
+      }
+      return false;
+    }
+    return true;
+  });
+}
+
+void Analysis::match_cxx() {
+  for (const CxxUnit& u : cxx_) {
+    const auto& tk = u.tokens;
+    std::set<std::pair<std::string, std::string>> seen;
+    auto hit = [&](std::string_view rule, const std::string& what) {
+      if (seen.insert({std::string(rule), what}).second) add(rule, u.at, "C++ " + what, what);
+    };
+    bool has_wmma = false, has_half = false;
+    for (size_t i = 0; i < tk.size(); ++i) {
+      const CxxToken& tok = tk[i];
+      if (tok.kind == 's') {
+        const std::string& s = tok.text;
+        for (std::string_view p : {"/dev/shm", "/proc/", "/tmp/", "/sys/"})
+          if (s.find(p) != std::string::npos) hit("file_network_env", "\"" + std::string(p) + "\"");
+        bool asm_mma = s.find("mma") != std::string::npos || s.find("cvt") != std::string::npos ||
+                       s.find("wgmma") != std::string::npos;
+        if (ctx_.task_dtype == "float32" && asm_mma &&
+            (s.find(".f16") != std::string::npos || s.find(".bf16") != std::string::npos ||
+             s.find(".tf32") != std::string::npos))
+          hit("precision_downgrade", "asm \"" + s.substr(0, 40) + "\"");
+        continue;
+      }
+      if (tok.kind != 'i') continue;
+      const std::string& w = tok.text;
+      bool call_next = i + 1 < tk.size() && tk[i + 1].text == "(";
+      bool member = i > 0 && (tk[i - 1].text == "." || tk[i - 1].text == "->");
+      for (const auto& [rule, names] : kCxxNameRules) {
+        if (!names.count(w)) continue;
+        if (kCxxCallOnly.count(w) && (!call_next || member)) continue;
+        if (rule == "precision_downgrade" && ctx_.task_dtype != "float32") continue;
+        if (rule == "threads_processes_async" && w == "jthread" && !(i > 1 && tk[i - 2].text == "std")) continue;
+        hit(rule, w);
+      }
+      if ((w == "thread" || w == "async") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std")
+        hit("threads_processes_async", "std::" + w);
+      if (w == "system" && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std") hit("subprocess_system", "std::system");
+      if ((w.rfind("PyRun_", 0) == 0 || w.rfind("PyEval_", 0) == 0 || w.rfind("PyImport_", 0) == 0 ||
+           w.rfind("PyFrame_", 0) == 0 || w.rfind("PyThreadState_", 0) == 0 || w.rfind("PyObject_SetAttr", 0) == 0 ||
+           w.rfind("PyDict_SetItem", 0) == 0 || w.rfind("PySys_", 0) == 0 || w.rfind("PyModule_", 0) == 0 ||
+           w == "PyGILState_Ensure"))
+        hit("dynamic_code", w);
+      if ((w == "exec" || w == "eval" || w == "import") && i >= 2 && tk[i - 1].text == "::" &&
+          (tk[i - 2].text == "py" || tk[i - 2].text == "module" || tk[i - 2].text == "module_"))
+        hit("dynamic_code", tk[i - 2].text + "::" + w);
+      if (w == "wmma" || w == "mma" || w == "wgmma" || w == "mma_sync") has_wmma = true;
+      if (kHalfTypes.count(w) || w == "precision") has_half = true;
+      if (ctx_.task_dtype == "float32") {
+        // static_cast<half>(x), (__half)x, reinterpret as half2
+        if (w == "static_cast" && i + 3 < tk.size() && tk[i + 1].text == "<" && kHalfTypes.count(tk[i + 2].text))
+          hit("precision_downgrade", "static_cast<" + tk[i + 2].text + ">");
+        if (kHalfTypes.count(w) && i > 0 && tk[i - 1].text == "(" && i + 2 < tk.size() && tk[i + 1].text == ")" &&
+            (tk[i + 2].kind == 'i' || tk[i + 2].text == "("))
+          hit("precision_downgrade", "(" + w + ") cast");
+      }
+    }
+    if (ctx_.task_dtype == "float32" && has_wmma && has_half) hit("precision_downgrade", "wmma/mma on half/tf32 fragments");
+  }
+}
+
+/// KernelBench's backend check: a CUDA kernel (__global__, load_inline/cpp_extension, thread
+/// indexing or kernel features) or a Triton kernel (@triton.jit, tl.load/store, program_id ...).
+void Analysis::match_kernelbench() {
+  if (ctx_.profile != Profile::kernelbench) return;
+  bool global = false, thread_features = false;
+  for (const CxxUnit& u : cxx_)
+    for (size_t i = 0; i < u.tokens.size(); ++i) {
+      const auto& w = u.tokens[i].text;
+      if (w == "__global__") global = true;
+      if (((w == "threadIdx" || w == "blockIdx" || w == "blockDim" || w == "gridDim") && i + 1 < u.tokens.size() &&
+           u.tokens[i + 1].text == ".") ||
+          w == "__syncthreads" || w == "__shared__" || w == "__device__" || w == "atomicAdd" || w == "atomicMax" ||
+          w == "atomicMin")
+        thread_features = true;
+    }
+  bool compile = false;
+  for (const auto& [alias, full] : aliases_)
+    if (full.find("cpp_extension") != std::string::npos || full.find("load_inline") != std::string::npos) compile = true;
+  if (!ext_calls_.empty()) compile = true;
+  bool cuda_ok = global && compile && thread_features;
+  bool tl_mem = false, tl_kernel = false;
+  walk(syntax_.root(), [&](TSNode n) {
+    if (type(n) == "attribute") {
+      std::string r = resolve(n);
+      if (r == "triton.language.load" || r == "triton.language.store") tl_mem = true;
+      if (r == "triton.language.program_id" || r == "triton.language.num_programs" || r == "triton.language.constexpr" ||
+          r == "triton.language.arange" || r == "triton.language.cdiv")
+        tl_kernel = true;
+    }
+    return true;
+  });
+  bool triton_ok = !triton_kernels_.empty() && tl_mem && tl_kernel;
+  if (!cuda_ok && !triton_ok) {
+    std::string why = !global ? "no __global__ kernel" : !compile ? "no load_inline/cpp_extension" : "no thread indexing";
+    add_at("kb_backend_impl", 0, 0, why, "");
+  }
+  // torch computation ops and torch.nn compute layers anywhere in the code (warnings).
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "import_statement" || t == "import_from_statement") return false;
+    if (t != "attribute") return true;
+    TSNode p = ts_node_parent(n);
+    if (valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "object"), n)) return true;
+    std::string r = resolve(n);
+    if (r.rfind("torch.nn.functional.", 0) == 0 ||
+        (r.rfind("torch.", 0) == 0 && std::count(r.begin(), r.end(), '.') == 1 && kKernelBenchTorchOps.count(r.substr(6))))
+      add("kb_torch_compute_op", n, r);
+    if (r.rfind("torch.nn.", 0) == 0 && r.rfind("torch.nn.functional", 0) != 0) {
+      std::string first = r.substr(9, r.find('.', 9) == std::string::npos ? std::string::npos : r.find('.', 9) - 9);
+      if (!kNnContainers.count(first) || first == "Buffer" || first == "Identity") add("kb_nn_compute_layer", n, r);
+    }
+    return true;
+  });
+}
+
+void Analysis::match_output_cache() {
+  for (TSNode fnode : reachable_nodes_)
+    walk(field(fnode, "body"), [&](TSNode n) {
+      std::string_view t = type(n);
+      bool key_like = false;
+      std::string what;
+      if (t == "attribute" && text(field(n, "attribute")) == "_version") { key_like = true; what = "._version"; }
+      if (t == "call") {
+        TSNode fn = field(n, "function");
+        std::string f = valid(fn) ? text(fn) : "";
+        if (f == "id" || (valid(fn) && type(fn) == "attribute" && text(field(fn, "attribute")) == "data_ptr")) {
+          what = f == "id" ? "id()" : ".data_ptr()";
+          // used as a key: inside a subscript index, an `in` test, a dict .get/.setdefault, or a tuple key
+          for (TSNode a = ts_node_parent(n); valid(a); a = ts_node_parent(a)) {
+            std::string_view at = type(a);
+            bool membership = false;
+            if (at == "comparison_operator")
+              for (uint32_t k = 0; k < ts_node_child_count(a); ++k) {
+                std::string_view op = ts_node_type(ts_node_child(a, k));
+                if (op == "in" || op == "not in") membership = true;
+              }
+            if (at == "subscript" || membership || at == "dictionary" || at == "pair") { key_like = true; break; }
+            if (at == "call") {
+              TSNode g = field(a, "function");
+              if (valid(g) && type(g) == "attribute") {
+                std::string m = text(field(g, "attribute"));
+                if (m == "get" || m == "setdefault" || m == "pop") { key_like = true; break; }
+              }
+            }
+            if (at == "block" || at == "expression_statement") break;
+          }
+          if (!key_like) {  // k = (x.data_ptr(), ...) then cache[k]
+            TSNode a = ts_node_parent(n);
+            while (valid(a) && (type(a) == "tuple" || type(a) == "parenthesized_expression")) a = ts_node_parent(a);
+            if (valid(a) && type(a) == "assignment") {
+              std::string k = text(field(a, "left"));
+              walk(field(fnode, "body"), [&](TSNode m) {
+                if (type(m) == "subscript" && text(field(m, "subscript")) == k) key_like = true;
+                if (type(m) == "comparison_operator" && text(m).find(k + " in") != std::string::npos) key_like = true;
+                return !key_like;
+              });
+            }
+          }
+        }
+      }
+      if (key_like) add("output_cache", n, what);
+      return true;
+    });
+}
+
+PolicyReport Analysis::run() {
+  report_.parsed = !ts_node_has_error(syntax_.root());
+  if (!report_.parsed) {
+    if (ctx_.profile != Profile::off) match_syntax_error();
+    return report_;
+  }
+  if (ctx_.profile == Profile::off) return report_;
+  collect(syntax_.root(), "", "", 0);
+  resolve_extensions();
+  collect_cxx();
+  compute_reachable();
+  match_model_new();
+  match_reference();
+  match_try_pass();
+  match_imports();
+  match_names();
+  match_patching();
+  match_tensor_subclass();
+  match_forward_compute();
+  match_custom_calls();
+  match_precision();
+  match_cxx();
+  match_kernelbench();
+  match_output_cache();
+  std::sort(report_.findings.begin(), report_.findings.end(), [](const Finding& a, const Finding& b) {
+    return std::tie(a.line, a.column, a.rule_id) < std::tie(b.line, b.column, b.rule_id);
+  });
+  return report_;
+}
+
+}  // namespace
+
+PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx) {
+  Analysis analysis(python_source, ctx);
+  return analysis.run();
+}
+
+}  // namespace kgym::policy
