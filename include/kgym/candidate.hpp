@@ -33,8 +33,8 @@ struct Evaluation {
 };
 
 /// Loads candidates and pairs them with tasks.
-///  - DIR: `<stem>.py` or `level<N>/<stem>.py` files; each is matched to the suite task with that
-///    stem. Files with no matching task are an Error(input) naming them.
+///  - DIR: `<stem>.py`, `level<N>/<stem>.py` or `<stem>/<any name>.py` files (the last form holds
+///    several candidates for one task); each is matched to the suite task with that stem. Files with no matching task are an Error(input) naming them.
 ///  - FILE.jsonl: one object per line, either kgym's `{"task_id", "code", "candidate_id"?}` or
 ///    CUDA-L1's `{"level_id", "task_id": <number>, "custom_code", "ref_code"}`; a CUDA-L1 row's
 ///    task id is the suite's "L<level>/<number>_..." when a suite is given, else "L<level>/<number>".

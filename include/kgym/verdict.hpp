@@ -27,9 +27,10 @@ Tolerance default_tolerance(std::string_view dtype);
 
 /// Options of the judge. Defaults are the documented ones (docs/timing.md).
 struct JudgeOptions {
-  /// A speedup within this relative band around 1 counts as "no speedup" for the `stepped`-style
-  /// rewards and fast_p reporting does not use it; the raw speedup is always reported.
-  double min_timed_calls = 5;   ///< fewer timed calls than this is timing_invalid
+  int min_timed_calls = 5;  ///< fewer timed calls than this is timing_invalid
+  /// Reported event times may exceed the supervisor's wall clock of the timed phase by at most
+  /// this factor (+1 ms); more means the clock the candidate side reported cannot be true.
+  double wall_clock_slack = 1.05;
 };
 
 /// Summary statistics of a list of times (ms).
@@ -67,9 +68,12 @@ struct Verdict {
 void to_json(nlohmann::json& j, const Verdict& v);
 void from_json(const nlohmann::json& j, Verdict& v);
 
-/// Decides a verdict from measurements. `candidate_empty` gives no_candidate; policy findings with
-/// severity "reject" give policy_rejected. Pure: the same inputs always give the same verdict.
-/// Reward is not filled here (see reward.hpp).
+/// Decides a verdict from a runner's measurements (gates build, correctness, timing). Pure: the
+/// same inputs always give the same verdict. Ids, reward, policy findings and provenance are
+/// filled by the caller (the engine).
 Verdict judge(const Measurements& m, const JudgeOptions& options = {});
+
+/// A verdict for an evaluation that ended before anything ran (no_candidate, policy_rejected).
+Verdict verdict_without_run(Outcome outcome, Gate gate, std::string message);
 
 }  // namespace kgym

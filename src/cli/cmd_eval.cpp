@@ -1,14 +1,180 @@
-// `kgym eval`: judge candidates on tasks (placeholder until the engine lands in this branch).
+// `kgym eval`: judge candidates on tasks, write one JSON verdict per line, print a summary.
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "kgym/candidate.hpp"
+#include "kgym/engine.hpp"
 #include "kgym/error.hpp"
+#include "kgym/paths.hpp"
+#include "kgym/report.hpp"
+#include "kgym/reward.hpp"
 
 namespace kgym::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct EvalArgs {
+  std::string suite, candidates, out, device = "cpu", python = "python3", reward = "kevin";
+  std::vector<std::string> tasks;
+  int cases = 5, jobs = 0;
+  double scale = 1.0;
+  std::optional<double> atol, rtol;
+  bool compile_baseline = false, no_compile_baseline = false, no_timing = false, resume = false, quiet = false;
+  EvalOptions eval;
+};
+
+std::string short_line(const Verdict& v) {
+  std::string s = fmt::format("{:<18} {}", to_string(v.outcome), v.task_id);
+  if (v.speedup_eager) s += fmt::format("  {:.3g}x", *v.speedup_eager);
+  if (!v.messages.empty()) {
+    std::string m = v.messages.front();
+    if (auto nl = m.find('\n'); nl != std::string::npos) m = m.substr(0, nl);
+    if (m.size() > 110) m = m.substr(0, 107) + "...";
+    s += "  | " + m;
+  }
+  return s;
+}
+
+void run_eval(EvalArgs& a) {
+  const fs::path root = install_root();
+  const bool builtin = a.suite.empty() && a.candidates.empty();
+  if (builtin) {
+    a.suite = (root / "examples" / "suite").string();
+    a.candidates = (root / "examples" / "candidates").string();
+    std::fprintf(stderr, "kgym eval: no --suite/--candidates given: running the built-in default suite "
+                         "(%s)\n", a.suite.c_str());
+  }
+  if (a.candidates.empty())
+    throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files or a .jsonl file)");
+  std::optional<Suite> suite;
+  if (!a.suite.empty()) {
+    suite = load_suite(a.suite);
+  } else if (fs::is_directory(a.candidates)) {
+    throw Error(ErrorKind::usage, "--suite DIR is required to match candidate files to tasks "
+                                  "(e.g. --suite ../shared/data/kernelbench)");
+  }
+  if (!a.tasks.empty() && suite) select_tasks(*suite, a.tasks);  // fails early on a pattern matching nothing
+  std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
+  if (evals.empty()) throw Error(ErrorKind::input, "no candidate matches the selected tasks");
+  compute_reward(a.reward, Verdict{});  // validates the name before any work
+
+  EvalOptions& eo = a.eval;
+  eo.n_cases = a.cases;
+  eo.scale = a.scale;
+  eo.reward = a.reward;
+  eo.time_candidate = !a.no_timing;
+  eo.compile_baseline = a.compile_baseline || (a.device != "cpu" && !a.no_compile_baseline);
+  if (a.atol || a.rtol) eo.tolerance = Tolerance{a.atol.value_or(1e-4), a.rtol.value_or(1e-4)};
+
+  // Output: verdicts are appended and flushed one by one, so an interrupted run keeps them.
+  std::set<std::pair<std::string, std::string>> done;
+  if (a.out.empty()) a.out = "kgym-verdicts.jsonl";
+  if (a.resume && fs::exists(a.out)) {
+    std::ifstream in(a.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        auto j = nlohmann::json::parse(line);
+        done.emplace(j.value("task_id", ""), j.value("candidate_id", ""));
+      } catch (const nlohmann::json::exception&) {
+        // a torn last line from an interrupted run: it is re-evaluated
+      }
+    }
+  }
+  if (!a.out.empty() && fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
+  std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
+  if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
+
+  std::vector<Evaluation> todo;
+  for (auto& e : evals)
+    if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
+
+  EngineOptions opts;
+  opts.device = a.device;
+  opts.python = a.python;
+  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
+  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s; starting workers...\n", todo.size(), a.device.c_str());
+  Engine engine(opts);
+
+  std::vector<Verdict> verdicts;
+  std::mutex mutex;
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr fatal;
+  auto worker = [&] {
+    for (;;) {
+      std::size_t i = next++;
+      if (i >= todo.size()) return;
+      try {
+        Verdict v = engine.evaluate(todo[i].task, todo[i].candidate, eo);
+        std::lock_guard lock(mutex);
+        out << nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        out.flush();
+        if (!out) throw Error(ErrorKind::input, "writing " + a.out + " failed (disk full?); verdicts so far are kept");
+        verdicts.push_back(std::move(v));
+        if (!a.quiet)
+          std::fprintf(stderr, "[%zu/%zu] %s\n", verdicts.size(), todo.size(), short_line(verdicts.back()).c_str());
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!fatal) fatal = std::current_exception();
+        next = todo.size();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::max(1, std::min<int>(opts.build_jobs, static_cast<int>(todo.size()))); ++t)
+    threads.emplace_back(worker);
+  for (auto& t : threads) t.join();
+  if (fatal) std::rethrow_exception(fatal);
+
+  std::printf("\n%s", render_summary(summarize(verdicts)).c_str());
+  std::printf("verdicts: %s\n", a.out.c_str());
+}
+
+}  // namespace
+
 void add_eval_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("eval", "Judge candidates on tasks and write verdicts as JSONL");
-  cmd->allow_extras();
-  cmd->callback([&exit_code] {
-    exit_code = kExitInternal;
-    throw Error(ErrorKind::internal, "kgym eval is being built on this branch");
+  auto a = std::make_shared<EvalArgs>();
+  auto* cmd = app.add_subcommand("eval", "Judge candidates on tasks; write one JSON verdict per line");
+  cmd->add_option("--suite", a->suite, "Directory of KernelBench problems (level<N>/<name>.py)");
+  cmd->add_option("--candidates", a->candidates,
+                  "Directory of <task stem>.py candidates, or a .jsonl file (kgym or CUDA-L1 rows)");
+  cmd->add_option("--tasks", a->tasks, "Task ids, globs or levels (L1, L1/19, L1/19_ReLU, '*ReLU*')")->delimiter(',');
+  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--out", a->out, "Verdicts JSONL file (default kgym-verdicts.jsonl)");
+  cmd->add_flag("--resume", a->resume, "Append to --out, skipping (task, candidate) pairs already in it");
+  cmd->add_option("--cases", a->cases, "Correctness cases per candidate, each with a fresh secret seed")
+      ->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--scale", a->scale, "Multiply the task's module-level size constants (ints >= 16) by this")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();
+  cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)");
+  cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)");
+  cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");
+  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile");
+  cmd->add_flag("--no-timing", a->no_timing, "Check correctness only");
+  cmd->add_option("--jobs", a->jobs, "Candidates loading/building at once (default 1 on cpu, 8 on cuda)");
+  cmd->add_option("--python", a->python, "Python interpreter with torch 2.11")->capture_default_str();
+  cmd->add_option("--timeout-load", a->eval.timeouts.load_s, "Seconds for parse+import+build+construct")->capture_default_str();
+  cmd->add_option("--timeout-case", a->eval.timeouts.case_s, "Seconds for one correctness case")->capture_default_str();
+  cmd->add_option("--timeout-timing", a->eval.timeouts.timing_s, "Seconds for the timing phase")->capture_default_str();
+  cmd->add_option("--warmup", a->eval.timing.warmup, "Untimed calls before timing")->capture_default_str();
+  cmd->add_option("--min-calls", a->eval.timing.min_calls, "Minimum timed calls")->capture_default_str();
+  cmd->add_option("--max-calls", a->eval.timing.max_calls, "Maximum timed calls")->capture_default_str();
+  cmd->add_flag("-q,--quiet", a->quiet, "No per-verdict progress lines");
+  cmd->callback([a, &exit_code] {
+    run_eval(*a);
+    exit_code = kExitOk;
   });
 }
+
 }  // namespace kgym::cli

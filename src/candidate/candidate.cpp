@@ -1,0 +1,165 @@
+#include "kgym/candidate.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+
+#include "kgym/error.hpp"
+
+namespace kgym {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+bool matches_any(const Task& t, const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return true;
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return task_matches(t, p); });
+}
+
+/// The suite task for a CUDA-L1 row (level, number), or nullptr.
+const Task* find_numbered(const Suite* suite, int level, long number) {
+  if (!suite) return nullptr;
+  const std::string prefix = "L" + std::to_string(level) + "/" + std::to_string(number) + "_";
+  for (const auto& t : suite->tasks)
+    if (t.id.starts_with(prefix)) return &t;
+  return nullptr;
+}
+
+std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
+                                   const std::vector<std::string>& patterns) {
+  std::ifstream in(file);
+  if (!in) throw Error(ErrorKind::input, "cannot read candidates file " + file.string());
+  std::vector<Evaluation> out;
+  std::string line;
+  int number = 0;
+  const std::string name = file.filename().string();
+  while (std::getline(in, line)) {
+    ++number;
+    if (trim(line).empty()) continue;
+    const std::string where = file.string() + ":" + std::to_string(number);
+    nlohmann::json row;
+    try {
+      row = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(ErrorKind::input, where + ": malformed JSON (" + e.what() +
+                                        "); each line must be one JSON object");
+    }
+    if (!row.is_object() || !row.contains("task_id"))
+      throw Error(ErrorKind::input, where + ": a row needs \"task_id\" and \"code\" (kgym) or "
+                                            "\"level_id\", \"task_id\", \"custom_code\" (CUDA-L1)");
+    Evaluation ev;
+    auto text = [&](const char* key) -> std::string {
+      if (!row.contains(key) || row[key].is_null()) return "";
+      if (!row[key].is_string()) throw Error(ErrorKind::input, where + ": \"" + key + "\" must be a string");
+      return row[key].get<std::string>();
+    };
+    const bool cuda_l1 = row.contains("level_id") && row["task_id"].is_number_integer();
+    if (cuda_l1) {
+      const int level = row["level_id"].get<int>();
+      const long task_number = row["task_id"].get<long>();
+      ev.candidate.code = text("custom_code");
+      const Task* known = find_numbered(suite, level, task_number);
+      ev.task.id = known ? known->id : "L" + std::to_string(level) + "/" + std::to_string(task_number);
+      ev.task.level = level;
+    } else {
+      ev.task.id = row["task_id"].is_string() ? row["task_id"].get<std::string>()
+                                              : row["task_id"].dump();
+      ev.candidate.code = text("code");
+      if (const Task* known = suite ? suite->find(ev.task.id) : nullptr) ev.task = *known;
+    }
+    if (std::string ref = text("ref_code"); !ref.empty()) {
+      ev.task.source = ref;
+      ev.task.origin = where;
+      ev.candidate.ref_code = ref;
+    } else if (const Task* known = suite ? suite->find(ev.task.id) : nullptr) {
+      ev.task = *known;
+    } else {
+      throw Error(ErrorKind::input, where + ": unknown task '" + ev.task.id +
+                                        "' (not in the suite" + (suite ? " " + suite->root.string() : "") +
+                                        ", and the row has no ref_code); check --suite");
+    }
+    ev.candidate.task_id = ev.task.id;
+    ev.candidate.id = row.contains("candidate_id") && row["candidate_id"].is_string()
+                          ? row["candidate_id"].get<std::string>()
+                          : name + ":" + std::to_string(number);
+    for (auto it = row.begin(); it != row.end(); ++it)
+      if (it.key() != "custom_code" && it.key() != "ref_code" && it.key() != "code")
+        ev.candidate.extra[it.key()] = it.value();
+    if (matches_any(ev.task, patterns)) out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
+                                       const std::vector<std::string>& patterns) {
+  if (!suite)
+    throw Error(ErrorKind::usage, "candidates directory " + dir.string() +
+                                      " needs a suite to match files to tasks: pass --suite DIR");
+  std::vector<Evaluation> out;
+  static const std::regex level_dir(R"(level(\d+))");
+  std::vector<std::pair<fs::path, int>> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::smatch m;
+    std::string name = entry.path().filename().string();
+    if (entry.is_directory() && std::regex_match(name, m, level_dir)) {
+      for (const auto& f : fs::directory_iterator(entry.path()))
+        if (f.is_regular_file() && f.path().extension() == ".py") files.emplace_back(f.path(), std::stoi(m[1]));
+    } else if (entry.is_directory()) {  // <task stem>/<name>.py: several candidates for one task
+      for (const auto& f : fs::directory_iterator(entry.path()))
+        if (f.is_regular_file() && f.path().extension() == ".py") files.emplace_back(f.path(), -1);
+    } else if (entry.is_regular_file() && entry.path().extension() == ".py") {
+      files.emplace_back(entry.path(), 0);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& [file, level] : files) {
+    const std::string stem = level < 0 ? file.parent_path().filename().string() : file.stem().string();
+    const Task* task = nullptr;
+    for (const auto& t : suite->tasks) {
+      auto slash = t.id.rfind('/');
+      std::string tstem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
+      if (tstem == stem && (level <= 0 || t.level == level)) {
+        task = &t;
+        break;
+      }
+    }
+    if (!task)
+      throw Error(ErrorKind::input, "candidate " + file.string() + " matches no task in suite " +
+                                        suite->root.string() +
+                                        "; name candidate files <task file stem>.py");
+    if (!matches_any(*task, patterns)) continue;
+    Evaluation ev{*task, Candidate{}};
+    ev.candidate.id = fs::relative(file, dir).string();
+    ev.candidate.task_id = task->id;
+    ev.candidate.code = read_file(file);
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool Candidate::empty() const {
+  const std::string t = trim(code);
+  return t.empty() || t == "None" || t == "null";
+}
+
+std::vector<Evaluation> load_evaluations(const fs::path& candidates, const Suite* suite,
+                                         const std::vector<std::string>& task_patterns) {
+  std::error_code ec;
+  if (fs::is_directory(candidates, ec)) return load_directory(candidates, suite, task_patterns);
+  if (!fs::exists(candidates, ec))
+    throw Error(ErrorKind::input, "candidates path " + candidates.string() +
+                                      " does not exist: give a directory of <task>.py files or a .jsonl file");
+  return load_jsonl(candidates, suite, task_patterns);
+}
+
+}  // namespace kgym

@@ -1,0 +1,139 @@
+#include "kgym/measurement.hpp"
+
+namespace kgym {
+namespace {
+
+template <class T>
+void get_if(const nlohmann::json& j, const char* key, T& out) {
+  if (auto it = j.find(key); it != j.end() && !it->is_null()) it->get_to(out);
+}
+template <class T>
+void get_opt(const nlohmann::json& j, const char* key, std::optional<T>& out) {
+  if (auto it = j.find(key); it != j.end() && !it->is_null()) out = it->get<T>();
+}
+template <class T>
+void put_opt(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const Failure& v) {
+  j = {{"stage", v.stage}, {"type", v.type}, {"message", v.message}, {"traceback", v.traceback},
+       {"signal", v.signal}, {"exit_code", v.exit_code}};
+}
+void from_json(const nlohmann::json& j, Failure& v) {
+  get_if(j, "stage", v.stage);
+  get_if(j, "type", v.type);
+  get_if(j, "message", v.message);
+  get_if(j, "traceback", v.traceback);
+  get_if(j, "signal", v.signal);
+  get_if(j, "exit_code", v.exit_code);
+}
+
+void to_json(nlohmann::json& j, const LoadRecord& v) {
+  j = {{"ok", v.ok}, {"parsed", v.parsed}, {"model_new_defined", v.model_new_defined},
+       {"parse_ms", v.parse_ms}, {"import_ms", v.import_ms}, {"init_ms", v.init_ms}};
+  put_opt(j, "failure", v.failure);
+}
+void from_json(const nlohmann::json& j, LoadRecord& v) {
+  get_if(j, "ok", v.ok);
+  get_if(j, "parsed", v.parsed);
+  get_if(j, "model_new_defined", v.model_new_defined);
+  get_opt(j, "failure", v.failure);
+  get_if(j, "parse_ms", v.parse_ms);
+  get_if(j, "import_ms", v.import_ms);
+  get_if(j, "init_ms", v.init_ms);
+}
+
+void to_json(nlohmann::json& j, const CaseRecord& v) {
+  j = {{"index", v.index},
+       {"seed", v.seed},
+       {"transform", v.transform},
+       {"call_ms", v.call_ms},
+       {"output_plain_tensor", v.output_plain_tensor},
+       {"output_type", v.output_type},
+       {"structure_matches", v.structure_matches},
+       {"dtype_matches", v.dtype_matches},
+       {"shape_matches", v.shape_matches},
+       {"device_matches", v.device_matches},
+       {"detail", v.detail},
+       {"inputs_unchanged", v.inputs_unchanged},
+       {"output_aliases_input", v.output_aliases_input},
+       {"numel", v.numel},
+       {"max_abs_error", v.max_abs_error},
+       {"mean_abs_error", v.mean_abs_error},
+       {"max_rel_error", v.max_rel_error},
+       {"tolerance_ratio", v.tolerance_ratio},
+       {"atol", v.atol},
+       {"rtol", v.rtol},
+       {"nonfinite_mismatches", v.nonfinite_mismatches},
+       {"mismatches", v.mismatches},
+       {"first_mismatch_index", v.first_mismatch_index},
+       {"reference_finite", v.reference_finite}};
+  put_opt(j, "failure", v.failure);
+}
+void from_json(const nlohmann::json& j, CaseRecord& v) {
+  get_if(j, "index", v.index);
+  get_if(j, "seed", v.seed);
+  get_if(j, "transform", v.transform);
+  get_opt(j, "failure", v.failure);
+  get_if(j, "call_ms", v.call_ms);
+  get_if(j, "output_plain_tensor", v.output_plain_tensor);
+  get_if(j, "output_type", v.output_type);
+  get_if(j, "structure_matches", v.structure_matches);
+  get_if(j, "dtype_matches", v.dtype_matches);
+  get_if(j, "shape_matches", v.shape_matches);
+  get_if(j, "device_matches", v.device_matches);
+  get_if(j, "detail", v.detail);
+  get_if(j, "inputs_unchanged", v.inputs_unchanged);
+  get_if(j, "output_aliases_input", v.output_aliases_input);
+  get_if(j, "numel", v.numel);
+  get_if(j, "max_abs_error", v.max_abs_error);
+  get_if(j, "mean_abs_error", v.mean_abs_error);
+  get_if(j, "max_rel_error", v.max_rel_error);
+  get_if(j, "tolerance_ratio", v.tolerance_ratio);
+  get_if(j, "atol", v.atol);
+  get_if(j, "rtol", v.rtol);
+  get_if(j, "nonfinite_mismatches", v.nonfinite_mismatches);
+  get_if(j, "mismatches", v.mismatches);
+  get_if(j, "first_mismatch_index", v.first_mismatch_index);
+  get_if(j, "reference_finite", v.reference_finite);
+}
+
+void to_json(nlohmann::json& j, const TimingRecord& v) {
+  j = {{"method", v.method}, {"times_ms", v.times_ms}, {"warmup", v.warmup},
+       {"l2_flushed", v.l2_flushed}, {"wall_ms", v.wall_ms}};
+  put_opt(j, "failure", v.failure);
+}
+void from_json(const nlohmann::json& j, TimingRecord& v) {
+  get_if(j, "method", v.method);
+  get_if(j, "times_ms", v.times_ms);
+  get_if(j, "warmup", v.warmup);
+  get_if(j, "l2_flushed", v.l2_flushed);
+  get_if(j, "wall_ms", v.wall_ms);
+  get_opt(j, "failure", v.failure);
+}
+
+void to_json(nlohmann::json& j, const Measurements& v) {
+  j = {{"load", v.load}, {"cases", v.cases}, {"init_seed", v.init_seed}};
+  put_opt(j, "task_failure", v.task_failure);
+  put_opt(j, "candidate_timing", v.candidate_timing);
+  put_opt(j, "eager_timing", v.eager_timing);
+  put_opt(j, "compile_timing", v.compile_timing);
+  put_opt(j, "crash", v.crash);
+  put_opt(j, "timed_out_stage", v.timed_out_stage);
+}
+void from_json(const nlohmann::json& j, Measurements& v) {
+  get_opt(j, "task_failure", v.task_failure);
+  get_if(j, "load", v.load);
+  get_if(j, "cases", v.cases);
+  get_opt(j, "candidate_timing", v.candidate_timing);
+  get_opt(j, "eager_timing", v.eager_timing);
+  get_opt(j, "compile_timing", v.compile_timing);
+  get_opt(j, "crash", v.crash);
+  get_opt(j, "timed_out_stage", v.timed_out_stage);
+  get_if(j, "init_seed", v.init_seed);
+}
+
+}  // namespace kgym

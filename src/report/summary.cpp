@@ -1,0 +1,52 @@
+#include "kgym/report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kgym {
+
+Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double>& ps) {
+  Summary s;
+  s.total = static_cast<int>(verdicts.size());
+  double log_sum = 0, reward_sum = 0;
+  for (const auto& v : verdicts) {
+    ++s.counts[v.outcome];
+    if (v.correct) ++s.correct;
+    reward_sum += v.reward;
+    if (v.outcome == Outcome::passed && v.speedup_eager && *v.speedup_eager > 0) {
+      ++s.timed;
+      log_sum += std::log(*v.speedup_eager);
+    }
+  }
+  for (double p : ps) {
+    int n = 0;
+    for (const auto& v : verdicts)
+      if (v.outcome == Outcome::passed && v.speedup_eager && *v.speedup_eager > p) ++n;
+    s.fast_p[p] = s.total ? static_cast<double>(n) / s.total : 0.0;
+  }
+  if (s.timed) s.geomean_speedup = std::exp(log_sum / s.timed);
+  s.mean_reward = s.total ? reward_sum / s.total : 0.0;
+  return s;
+}
+
+std::string render_summary(const Summary& s) {
+  std::string out = fmt::format("{:<20} {:>6}\n", "outcome", "count");
+  out += std::string(27, '-') + "\n";
+  for (Outcome o : kAllOutcomes) {
+    auto it = s.counts.find(o);
+    int n = it == s.counts.end() ? 0 : it->second;
+    if (n) out += fmt::format("{:<20} {:>6}\n", to_string(o), n);
+  }
+  out += std::string(27, '-') + "\n";
+  out += fmt::format("{:<20} {:>6}\n", "total", s.total);
+  out += fmt::format("correct: {}/{}", s.correct, s.total);
+  for (const auto& [p, f] : s.fast_p) out += fmt::format("   fast_{:g}: {:.3f}", p, f);
+  out += "\n";
+  out += s.geomean_speedup ? fmt::format("geomean speedup vs eager (passed, n={}): {:.3f}x", s.timed, *s.geomean_speedup)
+                           : std::string("geomean speedup vs eager: n/a (no timed passing candidate)");
+  out += fmt::format("   mean reward: {:.3f}\n", s.mean_reward);
+  return out;
+}
+
+}  // namespace kgym

@@ -1,0 +1,191 @@
+#include "workers.hpp"
+
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "kgym/error.hpp"
+
+extern char** environ;
+
+namespace kgym::runner {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+Deadline after(double seconds) {
+  return Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+std::string tail_of(const fs::path& path, std::size_t n = 4000) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  return s.size() > n ? s.substr(s.size() - n) : s;
+}
+}  // namespace
+
+Zygote::Zygote(const std::string& python, const fs::path& python_dir, const fs::path& log_path)
+    : log_path_(log_path) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw Error(ErrorKind::worker, "socketpair failed for the worker zygote");
+  std::vector<std::string> env_strings;
+  std::string pythonpath = python_dir.string();
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.starts_with("PYTHONPATH=")) pythonpath += ":" + kv.substr(11);
+    else env_strings.push_back(kv);
+  }
+  env_strings.push_back("PYTHONPATH=" + pythonpath);
+  env_strings.push_back("PYTHONUNBUFFERED=1");
+  env_strings.push_back("PYTHONDONTWRITEBYTECODE=1");
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  std::string m = "-m", mod = "kgym_worker", role = "zygote";
+  std::string py = python;
+  char* argv[] = {py.data(), m.data(), mod.data(), role.data(), nullptr};
+  int rc = ::posix_spawnp(&pid_, python.c_str(), &actions, &attr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(sv[1]);
+  control_ = Channel(sv[0]);
+  if (rc != 0)
+    throw Error(ErrorKind::worker, "cannot start '" + python + "' for the worker zygote: " + std::strerror(rc) +
+                                       "; pass --python PATH to an interpreter with torch 2.11");
+  try {
+    Message ready = control_.recv(after(300));
+    if (ready.header.value("op", "") != "ready") throw ChannelClosed();
+  } catch (const std::exception&) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    throw Error(ErrorKind::worker, "the worker zygote (" + python + " -m kgym_worker zygote) did not start; "
+                                   "is torch installed (bash scripts/install.sh)? Log " + log_path.string() +
+                                   ":\n" + tail_of(log_path));
+  }
+}
+
+Zygote::~Zygote() {
+  if (pid_ > 0) {
+    try {
+      std::lock_guard lock(mutex_);
+      control_.send({{"op", "exit"}});
+    } catch (...) {
+    }
+    control_.close();
+    for (int i = 0; i < 200; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      ::usleep(10000);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    throw Error(ErrorKind::worker, "socketpair failed for a worker");
+  Channel mine(sv[0]);
+  nlohmann::json req = {{"op", "spawn"},
+                        {"role", spec.role},
+                        {"device", spec.device},
+                        {"workdir", spec.workdir.string()},
+                        {"log", (spec.workdir / "worker.log").string()},
+                        {"env", spec.env},
+                        {"limits", {{"address_space_bytes", spec.address_space_bytes}}}};
+  std::lock_guard lock(mutex_);
+  try {
+    control_.send(req);
+    control_.send_fd(sv[1]);
+    ::close(sv[1]);
+    Message reply = control_.recv(after(60));
+    if (!reply.header.value("ok", false))
+      throw Error(ErrorKind::worker, "zygote refused to spawn: " + reply.header.value("error", std::string("?")));
+    return {reply.header.at("pid").get<pid_t>(), std::move(mine)};
+  } catch (const ChannelClosed&) {
+    throw Error(ErrorKind::worker, "the worker zygote died; log " + log_path_.string() + ":\n" + tail_of(log_path_));
+  } catch (const ChannelTimeout&) {
+    throw Error(ErrorKind::worker, "the worker zygote did not answer a spawn request");
+  }
+}
+
+ExitStatus Zygote::reap(pid_t pid, double timeout_s) {
+  std::lock_guard lock(mutex_);
+  try {
+    control_.send({{"op", "reap"}, {"pid", pid}, {"timeout", timeout_s}});
+    Message reply = control_.recv(after(timeout_s + 30));
+    return {reply.header.value("signal", 0), reply.header.value("exit_code", 0)};
+  } catch (const std::exception&) {
+    throw Error(ErrorKind::worker, "the worker zygote died while reaping a worker; log " + log_path_.string());
+  }
+}
+
+Worker::Worker(Zygote& zygote, const SpawnSpec& spec) : zygote_(zygote), pid_(-1) {
+  auto [pid, channel] = zygote.spawn(spec);
+  pid_ = pid;
+  channel_ = std::move(channel);
+}
+
+Worker::~Worker() {
+  if (!exit_) {
+    try {
+      kill();
+    } catch (...) {
+    }
+  }
+}
+
+Message Worker::request(const nlohmann::json& header, const std::vector<std::string>& blobs,
+                        double timeout_s) {
+  try {
+    channel_.send(header, blobs);
+    return channel_.recv(after(timeout_s));
+  } catch (const ChannelClosed&) {
+    channel_.close();
+    exit_ = zygote_.reap(pid_, 5.0);
+    throw;
+  } catch (const ChannelTimeout&) {
+    kill();
+    throw;
+  }
+}
+
+ExitStatus Worker::finish() {
+  if (exit_) return *exit_;
+  try {
+    channel_.send({{"op", "exit"}});
+  } catch (const ChannelClosed&) {
+  }
+  channel_.close();
+  exit_ = zygote_.reap(pid_, 5.0);
+  return *exit_;
+}
+
+ExitStatus Worker::kill() {
+  if (exit_) return *exit_;
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);
+  channel_.close();
+  exit_ = zygote_.reap(pid_, 5.0);
+  return *exit_;
+}
+
+}  // namespace kgym::runner

@@ -1,0 +1,77 @@
+#pragma once
+// Worker processes: the zygote (python -m kgym_worker zygote, torch imported once) and the
+// workers it forks (reference worker, candidate executors). Internal to the runner component.
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "channel.hpp"
+#include "kgym/measurement.hpp"
+
+namespace kgym::runner {
+
+/// How a worker process ended, as the zygote reaped it.
+struct ExitStatus {
+  int signal = 0;
+  int exit_code = 0;
+};
+
+/// What a spawned worker needs.
+struct SpawnSpec {
+  std::string role;    ///< "reference" | "candidate"
+  std::string device;  ///< device as the worker sees it ("cpu" or "cuda:0")
+  std::filesystem::path workdir;
+  std::map<std::string, std::string> env;
+  long long address_space_bytes = 0;  ///< RLIMIT_AS, 0 = none
+};
+
+/// The zygote process. Thread-safe.
+class Zygote {
+ public:
+  /// Starts `python -m kgym_worker zygote` and waits for it to import torch. Throws Error(worker)
+  /// with the log tail when it cannot start.
+  Zygote(const std::string& python, const std::filesystem::path& python_dir,
+         const std::filesystem::path& log_path);
+  ~Zygote();
+  /// Forks a worker; returns its pid and the supervisor's end of its channel.
+  std::pair<pid_t, Channel> spawn(const SpawnSpec& spec);
+  /// Waits up to `timeout_s` for the worker to exit (then SIGKILLs its process group).
+  ExitStatus reap(pid_t pid, double timeout_s);
+
+ private:
+  std::mutex mutex_;
+  Channel control_;
+  pid_t pid_ = -1;
+  std::filesystem::path log_path_;
+};
+
+/// A worker forked by the zygote. Owned by one thread at a time.
+class Worker {
+ public:
+  Worker(Zygote& zygote, const SpawnSpec& spec);
+  ~Worker();  ///< kills and reaps the process if still running
+  /// Sends a request and waits up to `timeout_s` for the reply. Throws ChannelClosed (the
+  /// process died: see exit_status()) or ChannelTimeout (the process was killed).
+  Message request(const nlohmann::json& header, const std::vector<std::string>& blobs,
+                  double timeout_s);
+  /// Asks the worker to exit and reaps it; returns how it ended.
+  ExitStatus finish();
+  /// Kills the process group and reaps it.
+  ExitStatus kill();
+  pid_t pid() const { return pid_; }
+  bool alive() const { return !exit_.has_value(); }
+
+ private:
+  Zygote& zygote_;
+  pid_t pid_;
+  Channel channel_;
+  std::optional<ExitStatus> exit_;
+};
+
+}  // namespace kgym::runner
