@@ -84,10 +84,13 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
 
   // Gate 1/2: parse, basic policy, build.
   const LoadRecord& load = m.load;
-  if (!load.parsed && load.failure)
-    return end(Outcome::build_failed, Gate::build, "candidate does not parse: " + failure_text(*load.failure));
   if (m.timed_out_stage && (*m.timed_out_stage == "load"))
     return end(Outcome::timeout, Gate::build, "loading/building the candidate exceeded its time limit");
+  if (!load.parsed && m.crash)
+    return end(Outcome::runtime_error, Gate::build, "candidate crashed while loading: " + failure_text(*m.crash));
+  if (!load.parsed)
+    return end(Outcome::build_failed, Gate::build,
+               "candidate does not parse" + (load.failure ? ": " + failure_text(*load.failure) : std::string()));
   if (load.parsed && !load.model_new_defined)
     return end(Outcome::policy_rejected, Gate::policy,
                "no top-level class ModelNew: define `class ModelNew(nn.Module)` with the same "

@@ -1,3 +1,4 @@
+# expect: passed
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+# expect: contract_violation
 import torch
 import torch.nn as nn
 

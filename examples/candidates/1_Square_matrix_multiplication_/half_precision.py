@@ -1,3 +1,4 @@
+# expect: incorrect
 import torch
 import torch.nn as nn
 

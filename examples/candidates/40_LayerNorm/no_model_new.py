@@ -1,3 +1,4 @@
+# expect: policy_rejected
 import torch
 import torch.nn as nn
 

@@ -1,3 +1,4 @@
+# expect: build_failed
 import torch
 import torch.nn as nn
 

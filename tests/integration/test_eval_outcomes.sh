@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every outcome on CPU: the examples (honest and broken) and the adversarial candidates in
+# tests/data/candidates (crash, hang, exception, forged result channel, memory hog, ...).
+set -euo pipefail
+KGYM=$1; ROOT=$2
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
+  --out "$OUT/examples.jsonl" --cases 3 --min-calls 5 --max-calls 10 -q
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" \
+  --out "$OUT/adversarial.jsonl" --cases 3 --min-calls 5 --max-calls 10 --timeout-case 8 -q
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROOT/examples/candidates"
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates"
+# Every verdict line carries the documented fields.
+python3 - "$OUT/examples.jsonl" <<'PY'
+import json, sys
+need = {"task_id", "candidate_id", "outcome", "correct", "max_abs_error", "runtime_ms",
+        "ref_runtime_ms", "speedup_eager", "reward", "messages", "provenance"}
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    missing = need - v.keys()
+    assert not missing, missing
+    if v["outcome"] == "passed":
+        assert v["provenance"]["case_seeds"], v["provenance"]
+        assert v["runtime_ms"] > 0 and v["ref_runtime_ms"] > 0 and v["reward"] >= 0.3
+print("fields ok")
+PY

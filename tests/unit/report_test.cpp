@@ -1,0 +1,43 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kgym/report.hpp"
+
+namespace kgym {
+namespace {
+
+Verdict make(Outcome o, std::optional<double> speedup = std::nullopt) {
+  Verdict v;
+  v.outcome = o;
+  v.correct = o == Outcome::passed || o == Outcome::timing_invalid;
+  v.speedup_eager = speedup;
+  v.reward = v.correct ? 1 : 0;
+  return v;
+}
+
+TEST(Summary, FastPAndGeomean) {
+  std::vector<Verdict> vs = {make(Outcome::passed, 0.5), make(Outcome::passed, 2.0),
+                             make(Outcome::passed, 4.0), make(Outcome::incorrect),
+                             make(Outcome::timing_invalid, 100.0)};
+  Summary s = summarize(vs);
+  EXPECT_EQ(s.total, 5);
+  EXPECT_EQ(s.correct, 4);
+  EXPECT_EQ(s.counts[Outcome::passed], 3);
+  EXPECT_DOUBLE_EQ(s.fast_p[0], 3.0 / 5);  // timing_invalid never counts as fast
+  EXPECT_DOUBLE_EQ(s.fast_p[1], 2.0 / 5);
+  EXPECT_DOUBLE_EQ(s.fast_p[2], 1.0 / 5);  // strictly greater than p
+  EXPECT_NEAR(*s.geomean_speedup, std::cbrt(4.0), 1e-12);  // (0.5*2*4)^(1/3)
+  std::string table = render_summary(s);
+  EXPECT_NE(table.find("timing_invalid"), std::string::npos);
+  EXPECT_NE(table.find("fast_1: 0.400"), std::string::npos);
+}
+
+TEST(Summary, Empty) {
+  Summary s = summarize({});
+  EXPECT_EQ(s.total, 0);
+  EXPECT_FALSE(s.geomean_speedup);
+}
+
+}  // namespace
+}  // namespace kgym

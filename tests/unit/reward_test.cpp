@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kgym/error.hpp"
+#include "kgym/reward.hpp"
+
+namespace kgym {
+namespace {
+
+Verdict passed(double speedup, double spread = 0.01) {
+  Verdict v;
+  v.outcome = Outcome::passed;
+  v.correct = true;
+  v.cases_passed = v.cases_total = 5;
+  v.speedup_eager = speedup;
+  v.runtime_spread = spread;
+  return v;
+}
+
+TEST(Reward, Kevin) {
+  EXPECT_DOUBLE_EQ(kevin_reward(passed(2.0)), 2.3);
+  Verdict wrong;
+  wrong.outcome = Outcome::incorrect;
+  EXPECT_DOUBLE_EQ(kevin_reward(wrong), 0.0);
+  Verdict invalid = passed(50);
+  invalid.outcome = Outcome::timing_invalid;  // correct but untrusted time: no speed credit
+  EXPECT_DOUBLE_EQ(kevin_reward(invalid), 0.3);
+}
+
+TEST(Reward, LogSpeed) {
+  EXPECT_NEAR(log_speed_reward(passed(0.75)), 1.0, 1e-12);
+  EXPECT_NEAR(log_speed_reward(passed(4.0)), 2.0, 1e-12);
+  EXPECT_NEAR(log_speed_reward(passed(100.0)), 2.0, 1e-12);  // clamped
+  EXPECT_NEAR(log_speed_reward(passed(0.1)), 1.0, 1e-12);
+  const double mid = std::log(2.0 / 0.75) / std::log(4.0 / 0.75);
+  EXPECT_NEAR(log_speed_reward(passed(2.0)), 1.0 + mid, 1e-12);
+  EXPECT_NEAR(log_speed_reward(passed(2.0, 0.5)), 1.0 + mid / 2, 1e-12);  // unstable timing
+  Verdict partial;
+  partial.outcome = Outcome::incorrect;
+  partial.cases_passed = 2;
+  partial.cases_total = 5;
+  EXPECT_NEAR(log_speed_reward(partial), 0.4, 1e-12);
+  Verdict crash;
+  crash.outcome = Outcome::contract_violation;
+  crash.cases_passed = 4;
+  crash.cases_total = 5;
+  EXPECT_DOUBLE_EQ(log_speed_reward(crash), 0.0);
+}
+
+TEST(Reward, ByName) {
+  EXPECT_DOUBLE_EQ(compute_reward("kevin", passed(1.0)), 1.3);
+  EXPECT_THROW(compute_reward("nope", passed(1.0)), Error);
+  EXPECT_EQ(reward_names().size(), 2u);
+}
+
+}  // namespace
+}  // namespace kgym

@@ -1,0 +1,131 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kgym/candidate.hpp"
+#include "kgym/error.hpp"
+#include "kgym/task.hpp"
+
+namespace kgym {
+namespace {
+namespace fs = std::filesystem;
+
+const fs::path kExamples = fs::path(KGYM_SOURCE_DIR) / "examples";
+const fs::path kShared = fs::path(KGYM_SHARED_DATA_DIR);
+
+TEST(Suite, LoadsExamples) {
+  Suite s = load_suite(kExamples / "suite");
+  ASSERT_EQ(s.tasks.size(), 4u);
+  EXPECT_EQ(s.tasks[0].id, "L1/1_Square_matrix_multiplication_");  // sorted by number
+  EXPECT_EQ(s.tasks[1].id, "L1/19_ReLU");
+  EXPECT_EQ(s.tasks[0].level, 1);
+  EXPECT_NE(s.find("L1/23_Softmax"), nullptr);
+  EXPECT_EQ(s.find("L1/23"), nullptr);
+}
+
+TEST(Suite, MissingDirectoryIsInputError) {
+  try {
+    load_suite("/nonexistent/suite");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/suite"), std::string::npos);
+  }
+}
+
+TEST(Suite, SelectPatterns) {
+  Suite s = load_suite(kExamples / "suite");
+  EXPECT_EQ(select_tasks(s, {}).size(), 4u);
+  EXPECT_EQ(select_tasks(s, {"L1"}).size(), 4u);
+  EXPECT_EQ(select_tasks(s, {"level1"}).size(), 4u);
+  EXPECT_EQ(select_tasks(s, {"L1/19"}).at(0).id, "L1/19_ReLU");
+  EXPECT_EQ(select_tasks(s, {"L1/19_ReLU"}).size(), 1u);
+  EXPECT_EQ(select_tasks(s, {"*Soft*", "L1/40"}).size(), 2u);
+  EXPECT_THROW(select_tasks(s, {"L2"}), Error);
+  EXPECT_THROW(select_tasks(s, {"L1/999_Nothing"}), Error);
+}
+
+TEST(Suite, KernelBenchSharedData) {
+  if (!fs::exists(kShared / "kernelbench")) GTEST_SKIP() << "no ../shared/data";
+  Suite s = load_suite(kShared / "kernelbench");
+  EXPECT_EQ(s.tasks.size(), 250u);
+  EXPECT_EQ(select_tasks(s, {"L1"}).size(), 100u);
+  EXPECT_EQ(select_tasks(s, {"L1/19"}).at(0).id, "L1/19_ReLU");
+}
+
+TEST(Candidates, DirectoryWithTaskFolders) {
+  Suite s = load_suite(kExamples / "suite");
+  auto evals = load_evaluations(kExamples / "candidates", &s, {});
+  EXPECT_GE(evals.size(), 10u);
+  for (const auto& e : evals) {
+    EXPECT_EQ(e.task.id, e.candidate.task_id);
+    EXPECT_FALSE(e.candidate.code.empty());
+  }
+  auto relu = load_evaluations(kExamples / "candidates", &s, {"L1/19"});
+  EXPECT_EQ(relu.size(), 4u);
+  EXPECT_THROW(load_evaluations(kExamples / "candidates", nullptr, {}), Error);
+}
+
+TEST(Candidates, EmptyCode) {
+  Candidate c;
+  EXPECT_TRUE(c.empty());
+  c.code = "  None\n";
+  EXPECT_TRUE(c.empty());
+  c.code = "class ModelNew: pass";
+  EXPECT_FALSE(c.empty());
+}
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  fs::path p = fs::temp_directory_path() / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(Candidates, KgymJsonl) {
+  Suite s = load_suite(kExamples / "suite");
+  auto p = write_temp("kgym_rows.jsonl",
+                      "{\"task_id\": \"L1/19_ReLU\", \"code\": \"x\", \"candidate_id\": \"a\"}\n\n"
+                      "{\"task_id\": \"L1/23_Softmax\", \"code\": null}\n");
+  auto evals = load_evaluations(p, &s, {});
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_EQ(evals[0].candidate.id, "a");
+  EXPECT_EQ(evals[1].candidate.id, "kgym_rows.jsonl:3");
+  EXPECT_TRUE(evals[1].candidate.empty());
+  EXPECT_EQ(evals[1].task.source, s.find("L1/23_Softmax")->source);
+}
+
+TEST(Candidates, MalformedLineNamesFileAndLine) {
+  Suite s = load_suite(kExamples / "suite");
+  auto p = write_temp("kgym_bad.jsonl", "{\"task_id\": \"L1/19_ReLU\", \"code\": \"x\"}\n{not json\n");
+  try {
+    load_evaluations(p, &s, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kgym_bad.jsonl:2"), std::string::npos);
+  }
+  auto q = write_temp("kgym_unknown.jsonl", "{\"task_id\": \"L1/77_Nope\", \"code\": \"x\"}\n");
+  EXPECT_THROW(load_evaluations(q, &s, {}), Error);
+  EXPECT_THROW(load_evaluations("/nonexistent.jsonl", &s, {}), Error);
+}
+
+TEST(Candidates, CudaL1Rows) {
+  const fs::path file = kShared / "cuda-l1" / "h100_level1.jsonl";
+  if (!fs::exists(file)) GTEST_SKIP() << "no ../shared/data";
+  auto evals = load_evaluations(file, nullptr, {});
+  ASSERT_EQ(evals.size(), 100u);
+  EXPECT_EQ(evals[0].task.id, "L1/1");
+  EXPECT_TRUE(evals[1].candidate.empty());  // task 2: "None"
+  EXPECT_FALSE(evals[8].candidate.empty());
+  EXPECT_EQ(evals[8].task.source, *evals[8].candidate.ref_code);  // ref_code is the reference
+  EXPECT_TRUE(evals[0].candidate.extra.contains("score_default"));
+  Suite s = load_suite(kShared / "kernelbench");
+  auto named = load_evaluations(file, &s, {"L1/9", "L1/19"});
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].task.id, "L1/9_Tall_skinny_matrix_multiplication_");
+  EXPECT_EQ(named[1].task.id, "L1/19_ReLU");
+  EXPECT_NE(named[1].task.source, s.find("L1/19_ReLU")->source);  // the row's own (smaller) ref_code
+}
+
+}  // namespace
+}  // namespace kgym
