@@ -40,6 +40,8 @@ def decode(meta, blobs, device: str):
     if kind == "tensor":
         dtype = _DTYPES[meta["dtype"]]
         raw = blobs[meta["blob"]]
+        if isinstance(raw, bytes):
+            raw = bytearray(raw)
         shape = [int(s) for s in meta["shape"]]
         if len(raw) == 0:
             t = torch.empty(shape, dtype=dtype)

@@ -8,5 +8,5 @@ class ModelNew(nn.Module):
         super().__init__()
 
     def forward(self, x):
-        hog = torch.ones(64 << 30, dtype=torch.uint8)  # 64 GiB
+        hog = torch.ones(1 << 40, dtype=torch.uint8)  # 1 TiB
         return x.clamp_min(0) + hog[0]

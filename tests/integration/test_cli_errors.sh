@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Bad input ends with one clear message and exit code 2, and never loses verdicts already written.
+set -uo pipefail
+KGYM=$1; ROOT=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail=0
+expect() {  # expect CODE PATTERN -- command...
+  local code=$1 pattern=$2; shift 3
+  "$@" >"$T/out" 2>"$T/err"; local got=$?
+  if [ "$got" != "$code" ] || ! grep -q -- "$pattern" "$T/err"; then
+    echo "FAIL: $* -> exit $got (want $code), stderr:"; cat "$T/err"; fail=1
+  else
+    echo "ok: $pattern"
+  fi
+}
+S="$ROOT/examples/suite"; C="$ROOT/examples/candidates"
+expect 2 "matches no task" -- "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/999_Nothing --out "$T/a.jsonl"
+expect 2 "does not exist" -- "$KGYM" eval --suite /nonexistent --candidates "$C" --out "$T/a.jsonl"
+expect 2 "does not exist" -- "$KGYM" eval --suite "$S" --candidates /nonexistent.jsonl --out "$T/a.jsonl"
+expect 2 "needs a suite\|--suite DIR is required" -- "$KGYM" eval --candidates "$C" --out "$T/a.jsonl"
+printf '{"task_id": "L1/19_ReLU", "code": "x"}\n{broken\n' > "$T/bad.jsonl"
+expect 2 "bad.jsonl:2" -- "$KGYM" eval --suite "$S" --candidates "$T/bad.jsonl" --out "$T/a.jsonl"
+printf '{"task_id": "L1/77_Unknown", "code": "x"}\n' > "$T/unknown.jsonl"
+expect 2 "unknown task 'L1/77_Unknown'" -- "$KGYM" eval --suite "$S" --candidates "$T/unknown.jsonl" --out "$T/a.jsonl"
+expect 2 "unknown reward" -- "$KGYM" eval --suite "$S" --candidates "$C" --reward nope --out "$T/a.jsonl"
+expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/a.jsonl"
+mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
+expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
+# --resume keeps earlier verdicts and only evaluates what is missing.
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
+n1=$(wc -l < "$T/r.jsonl")
+head -n 1 "$T/r.jsonl" > "$T/r2.jsonl"; printf '{"torn' >> "$T/r2.jsonl"
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >/dev/null 2>&1
+n2=$(grep -c '"outcome"' "$T/r2.jsonl")
+if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
+exit $fail

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# GPU (label gpu): the examples and adversarial candidates on cuda; skipped (77) without a GPU.
+set -euo pipefail
+KGYM=$1; ROOT=$2
+python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)" || exit $?
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
+  --out "$OUT/examples.jsonl" --cases 3 -q
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" \
+  --out "$OUT/adversarial.jsonl" --cases 3 --timeout-case 10 -q
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROOT/examples/candidates"
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates"
