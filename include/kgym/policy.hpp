@@ -57,6 +57,9 @@ struct PolicyContext {
   std::string task_dtype = "float32";
   /// The reference module's source (may be empty). Used for the names it defines (`Model`).
   std::string reference_source;
+  /// Run embedded C++ through `g++ -E` (the default). false scans only the raw C++ tokens: for
+  /// benchmarking the Python-level rules, or hosts without g++ (macro-built names are then missed).
+  bool preprocess_cxx = true;
 };
 
 /// The gate's answer for one candidate.

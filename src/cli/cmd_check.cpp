@@ -2,6 +2,7 @@
 // runs the policy gate (gate 1) on candidates without running them. Exit 1 when any candidate is
 // rejected, 0 otherwise, 2 on bad input.
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -105,6 +106,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("check", "Run the policy gate (static checks) on candidates without running them");
   struct Options {
     std::string path, profile = "strict", format = "text", dtype;
+    bool no_preprocess = false;
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("path", opts->path, "a candidate .py file, a directory of them, or a .jsonl file of rows")->required();
@@ -112,6 +114,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", opts->format, "text (one line per finding) | jsonl (one object per candidate)")
       ->capture_default_str();
   cmd->add_option("--dtype", opts->dtype, "the task's dtype (default: inferred from the row's ref_code, else float32)");
+  cmd->add_flag("--no-preprocess", opts->no_preprocess,
+                "scan embedded C++ without running g++ -E (faster; macro-built names are missed)");
   cmd->callback([opts, &exit_code] {
     auto profile = policy::profile_from_string(opts->profile);
     if (!profile) throw Error(ErrorKind::usage, "unknown --profile '" + opts->profile + "': use strict, hybrid, kernelbench or off");
@@ -132,12 +136,16 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ctx.profile = *profile;
       ctx.reference_source = in.reference;
       ctx.task_dtype = !opts->dtype.empty() ? opts->dtype : policy::infer_task_dtype(in.reference);
+      ctx.preprocess_cxx = !opts->no_preprocess;
+      auto t0 = std::chrono::steady_clock::now();
       auto report = policy::check_candidate(in.code, ctx);
+      double check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++checked;
       if (report.rejected()) ++rejected;
       if (opts->format == "jsonl") {
         nlohmann::json j = {{"id", in.id},           {"candidate", true},        {"profile", policy::to_string(*profile)},
-                            {"parsed", report.parsed}, {"rejected", report.rejected()}, {"findings", report.findings}};
+                            {"parsed", report.parsed}, {"rejected", report.rejected()}, {"findings", report.findings},
+                            {"check_ms", check_ms}};
         std::cout << j.dump() << "\n";
         continue;
       }

@@ -694,7 +694,8 @@ void Analysis::collect_cxx() {
   for (auto& [at, src] : sources) {
     CxxUnit unit{at, src, detail::tokenize_cxx(src)};
     unit.raw_count = unit.tokens.size();
-    auto pre = detail::preprocess_cxx(src);
+    detail::Preprocessed pre;
+    if (ctx_.preprocess_cxx) pre = detail::preprocess_cxx(src);
     unit.preprocessed = pre.ok;
     if (pre.ok) {
       auto more = detail::tokenize_cxx(pre.text);
@@ -1292,8 +1293,13 @@ void Analysis::match_precision() {
         if (!v || *v != "highest") add("precision_downgrade", n, name);
       }
       if (name.rfind("torch.autocast", 0) == 0 || name.rfind("torch.cuda.amp", 0) == 0 || name.rfind("torch.amp", 0) == 0 ||
-          name.rfind("torch.cpu.amp", 0) == 0)
-        add("precision_downgrade", n, name);
+          name.rfind("torch.cpu.amp", 0) == 0) {
+        bool disabled = false;  // autocast(enabled=False) turns mixed precision off
+        for (TSNode a : named_children(field(n, "arguments")))
+          if (type(a) == "keyword_argument" && text(field(a, "name")) == "enabled" && text(field(a, "value")) == "False")
+            disabled = true;
+        if (!disabled) add("precision_downgrade", n, name);
+      }
       if (attr == "dot" && (name.rfind("triton.language.", 0) == 0 || name.rfind("tl.", 0) == 0))
         for (TSNode a : named_children(field(n, "arguments")))
           if (type(a) == "keyword_argument") {

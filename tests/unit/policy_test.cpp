@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 
 namespace kgym::policy {
@@ -416,6 +418,61 @@ TEST(Policy, DocsListEveryRule) {
   std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   for (const auto& r : rule_table())
     EXPECT_NE(doc.find("| `" + std::string(r.id) + "` |"), std::string::npos) << r.id << " not in docs/policy_rules.md";
+}
+}  // namespace
+}  // namespace kgym::policy
+
+namespace kgym::policy {
+namespace {
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+std::vector<std::filesystem::path> corpus(const char* sub) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(KGYM_TEST_DATA_DIR) / "policy" / sub))
+    if (e.path().extension() == ".py") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Honest kernels in common idioms (tiled CUDA, warp shuffles, Triton autotune, autograd.Function,
+// lazily built extensions, nn.Linear as a parameter holder) are not rejected.
+TEST(PolicyCorpus, HonestCandidatesAreNotRejected) {
+  auto files = corpus("honest");
+  ASSERT_GE(files.size(), 4u);
+  for (const auto& f : files) {
+    std::string code = slurp(f);
+    bool hybrid_only = f.filename().string().rfind("hybrid_", 0) == 0;
+    auto strict = check(code, Profile::strict);
+    auto hybrid = check(code, Profile::hybrid);
+    EXPECT_FALSE(hybrid.rejected()) << f.filename() << "\n" << dump(hybrid);
+    if (hybrid_only) {
+      EXPECT_TRUE(strict.rejected()) << f.filename() << " uses a library conv: strict must reject";
+    } else {
+      EXPECT_FALSE(strict.rejected()) << f.filename() << "\n" << dump(strict);
+    }
+  }
+}
+
+// The catalog's cases that a source scan can see: each file names the rules that must fire.
+TEST(PolicyCorpus, CatalogHacksFireTheirRules) {
+  auto files = corpus("hacks");
+  ASSERT_GE(files.size(), 15u);
+  for (const auto& f : files) {
+    std::string code = slurp(f);
+    std::string first = code.substr(0, code.find('\n'));
+    ASSERT_EQ(first.rfind("# expect: ", 0), 0u) << f.filename() << " lacks an '# expect:' line";
+    std::istringstream words(first.substr(10, first.find("  ") - 10));
+    auto r = check(code, Profile::strict);
+    if (first.find("warn only") == std::string::npos) {
+      EXPECT_TRUE(r.rejected()) << f.filename();
+    }
+    for (std::string rule; words >> rule;) {
+      ASSERT_NE(find_rule(rule), nullptr) << f.filename() << ": unknown rule " << rule;
+      EXPECT_TRUE(fires(r, rule)) << f.filename() << ": " << rule << " did not fire\n" << dump(r);
+    }
+  }
 }
 }  // namespace
 }  // namespace kgym::policy

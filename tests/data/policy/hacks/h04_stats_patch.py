@@ -1,0 +1,24 @@
+# expect: timer_harness_patch introspection   (H04 stats patch through sys.modules)
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+src = """
+__global__ void relu_kernel(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = fmaxf(x[i], 0.f);
+}
+torch::Tensor relu(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  relu_kernel<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+  return y;
+}
+"""
+ext = load_inline(name="relu_ext", cpp_sources="torch::Tensor relu(torch::Tensor x);", cuda_sources=src, functions=["relu"])
+
+import sys
+sys.modules["__main__"].calculate_stats = lambda ts: 0.0
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return ext.relu(x)
