@@ -48,6 +48,8 @@ struct EvalOptions {
   TimingOptions timing;
   Timeouts timeouts;
   std::string reward = "kevin";     ///< reward function name (reward.hpp)
+  /// Policy profile of gate 1 (policy.hpp): strict | hybrid | kernelbench | off.
+  std::string policy_profile = "strict";
   JudgeOptions judge;
 };
 

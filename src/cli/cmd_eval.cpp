@@ -14,6 +14,7 @@
 #include "kgym/engine.hpp"
 #include "kgym/error.hpp"
 #include "kgym/paths.hpp"
+#include "kgym/policy.hpp"
 #include "kgym/report.hpp"
 #include "kgym/reward.hpp"
 
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalArgs {
-  std::string suite, candidates, out, device = "cpu", python = "python3", reward = "kevin";
+  std::string suite, candidates, out, device = "cpu", python = "python3", reward = "kevin", profile;
   std::vector<std::string> tasks;
   int cases = 5, jobs = 0;
   double scale = 1.0;
@@ -50,8 +51,10 @@ void run_eval(EvalArgs& a) {
   if (builtin) {
     a.suite = (root / "examples" / "suite").string();
     a.candidates = (root / "examples" / "candidates").string();
+    if (a.profile.empty()) a.profile = "off";
     std::fprintf(stderr, "kgym eval: no --suite/--candidates given: running the built-in default suite "
-                         "(%s)\n", a.suite.c_str());
+                         "(%s); its candidates are plain PyTorch, so the policy profile is '%s' "
+                         "(--profile strict rejects them all)\n", a.suite.c_str(), a.profile.c_str());
   }
   if (a.candidates.empty())
     throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files or a .jsonl file)");
@@ -66,11 +69,14 @@ void run_eval(EvalArgs& a) {
   std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
   if (evals.empty()) throw Error(ErrorKind::input, "no candidate matches the selected tasks");
   compute_reward(a.reward, Verdict{});  // validates the name before any work
+  if (!a.profile.empty() && !policy::profile_from_string(a.profile))
+    throw Error(ErrorKind::usage, "unknown --profile '" + a.profile + "': use strict, hybrid, kernelbench or off");
 
   EvalOptions& eo = a.eval;
   eo.n_cases = a.cases;
   eo.scale = a.scale;
   eo.reward = a.reward;
+  eo.policy_profile = a.profile.empty() ? "strict" : a.profile;
   eo.time_candidate = !a.no_timing;
   eo.compile_baseline = a.compile_baseline || (a.device != "cpu" && !a.no_compile_baseline);
   if (a.atol || a.rtol) eo.tolerance = Tolerance{a.atol.value_or(1e-4), a.rtol.value_or(1e-4)};
@@ -156,6 +162,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--scale", a->scale, "Multiply the task's module-level size constants (ints >= 16) by this")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--profile", a->profile,
+                  "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md)");
   cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();
   cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)");
   cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)");

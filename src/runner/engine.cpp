@@ -13,6 +13,7 @@
 #include "kgym/error.hpp"
 #include "kgym/hash.hpp"
 #include "kgym/paths.hpp"
+#include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
 #include "workers.hpp"
 
@@ -317,12 +318,33 @@ nlohmann::json Engine::environment() {
 Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOptions& eo) {
   if (eo.n_cases < 1) throw Error(ErrorKind::usage, "--cases must be at least 1");
   if (!(eo.scale > 0)) throw Error(ErrorKind::usage, "--scale must be positive");
+  const auto profile = policy::profile_from_string(eo.policy_profile);
+  if (!profile)
+    throw Error(ErrorKind::usage, "unknown policy profile '" + eo.policy_profile + "': use strict, hybrid, kernelbench or off");
   Verdict v;
   if (cand.empty()) {
     v = verdict_without_run(Outcome::no_candidate, Gate::none,
                             "no candidate code (empty or \"None\"): nothing to judge");
   } else {
-    v = impl_->run(task, cand, eo);
+    // Gate 1: policy, from the source alone, before anything of the candidate runs.
+    policy::PolicyContext ctx{*profile, policy::infer_task_dtype(task.source), task.source};
+    const policy::PolicyReport report = policy::check_candidate(cand.code, ctx);
+    const policy::Finding* first_reject = nullptr;
+    for (const auto& f : report.findings)
+      if (f.severity == policy::Severity::reject && !first_reject) first_reject = &f;
+    if (!report.parsed) {
+      v = verdict_without_run(Outcome::build_failed, Gate::build,
+                              "candidate does not parse" + (first_reject ? ": line " + std::to_string(first_reject->line) +
+                                                                               ": " + first_reject->snippet : std::string()));
+    } else if (first_reject) {
+      v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
+                              "[" + first_reject->rule_id + "] line " + std::to_string(first_reject->line) + ": " +
+                                  first_reject->message);
+    } else {
+      v = impl_->run(task, cand, eo);
+    }
+    for (const auto& f : report.findings) v.policy_findings.push_back(f);
+    v.provenance["policy_profile"] = eo.policy_profile;
   }
   v.task_id = task.id;
   v.candidate_id = cand.id;

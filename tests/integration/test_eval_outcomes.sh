@@ -5,9 +5,9 @@ set -euo pipefail
 KGYM=$1; ROOT=$2
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" --profile off \
   --out "$OUT/examples.jsonl" --cases 3 --min-calls 5 --max-calls 10 -q
-"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" \
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" --profile off \
   --out "$OUT/adversarial.jsonl" --cases 3 --min-calls 5 --max-calls 10 --timeout-case 8 -q
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROOT/examples/candidates"
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates"
@@ -24,4 +24,16 @@ for line in open(sys.argv[1]):
         assert v["provenance"]["case_seeds"], v["provenance"]
         assert v["runtime_ms"] > 0 and v["ref_runtime_ms"] > 0 and v["reward"] >= 0.3
 print("fields ok")
+PY
+# The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
+  --out "$OUT/strict.jsonl" --no-timing -q
+python3 - "$OUT/strict.jsonl" <<'PY'
+import json, sys
+vs = [json.loads(l) for l in open(sys.argv[1])]
+assert vs and all(v["outcome"] in ("policy_rejected", "build_failed") for v in vs), [(v["candidate_id"], v["outcome"]) for v in vs]
+sub = [v for v in vs if v["candidate_id"].endswith("lazy_subclass.py")][0]
+assert any(f["rule_id"] == "tensor_subclass" for f in sub["policy_findings"]), sub["policy_findings"]
+assert all(v["provenance"]["policy_profile"] == "strict" for v in vs)
+print("strict profile ok")
 PY

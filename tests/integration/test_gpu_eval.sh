@@ -5,9 +5,9 @@ KGYM=$1; ROOT=$2
 python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 77)" || exit $?
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" --profile off \
   --out "$OUT/examples.jsonl" --cases 3 -q
-"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" \
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" --profile off \
   --out "$OUT/adversarial.jsonl" --cases 3 --timeout-case 10 -q
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROOT/examples/candidates"
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates"
