@@ -139,7 +139,7 @@ const std::vector<NameRule> kNameRules = {
       "torch.utils.benchmark", "torch.cuda.nvtx", "torch.cuda.profiler", "torch.cuda.memory._record_memory_history",
       "globals", "locals", "vars", ".__code__", ".__globals__", ".__closure__", ".__builtins__", ".f_globals",
       ".f_locals", ".f_back", ".f_code", ".gi_frame", ".tb_frame", ".__defaults__", ".__kwdefaults__",
-      ".__subclasses__", ".__self__", "weakref"}},
+      ".__subclasses__", ".__self__", ".__dict__", "weakref"}},
     {"tensor_subclass",
      {"torch.Tensor._make_subclass", "torch.Tensor.__new__", "torch._C._TensorBase", "torch.overrides",
       "torch.utils._python_dispatch", "torch._subclasses", ".as_subclass", "._make_subclass",
@@ -697,6 +697,11 @@ void Analysis::collect_cxx() {
     detail::Preprocessed pre;
     if (ctx_.preprocess_cxx) pre = detail::preprocess_cxx(src);
     unit.preprocessed = pre.ok;
+    if (ctx_.preprocess_cxx && !pre.ok && pre.error.rfind("cannot run", 0) != 0) {
+      std::string first = pre.error.substr(0, pre.error.find('\n'));
+      size_t colon = first.find("error:");
+      add("cxx_preprocess_failed", at, colon == std::string::npos ? first : first.substr(colon));
+    }
     if (pre.ok) {
       auto more = detail::tokenize_cxx(pre.text);
       unit.tokens.insert(unit.tokens.end(), more.begin(), more.end());
@@ -974,6 +979,12 @@ void Analysis::match_names() {
     if (fn == "getattr" && on_module && (args.size() < 2 || !eval_string(args[1])))
       add("dynamic_code", n, "getattr on " + target + " with a computed name");
     if (fn != "getattr" && (on_module || target.rfind("torch", 0) == 0)) add("timer_harness_patch", n, fn + " on " + target);
+    return true;
+  });
+  // type(name, bases, namespace) builds a class at run time (e.g. a hidden Tensor subclass).
+  walk(syntax_.root(), [&](TSNode n) {
+    if (type(n) != "call" || text(field(n, "function")) != "type" || functions_.count("type")) return true;
+    if (named_children(field(n, "arguments")).size() == 3) add("dynamic_code", n, "type() with 3 arguments");
     return true;
   });
   // paths of shared memory or /proc in Python strings
@@ -1300,15 +1311,19 @@ void Analysis::match_precision() {
             disabled = true;
         if (!disabled) add("precision_downgrade", n, name);
       }
-      if (attr == "dot" && (name.rfind("triton.language.", 0) == 0 || name.rfind("tl.", 0) == 0))
+      if (attr == "dot" && (name.rfind("triton.language.", 0) == 0 || name.rfind("tl.", 0) == 0)) {
+        bool explicit_precision = false;
         for (TSNode a : named_children(field(n, "arguments")))
           if (type(a) == "keyword_argument") {
             std::string k = text(field(a, "name"));
             std::string v = text(field(a, "value"));
-            if ((k == "allow_tf32" && v == "True") ||
+            if (k == "allow_tf32" || k == "input_precision") explicit_precision = true;
+            if ((k == "allow_tf32" && v != "False") ||
                 (k == "input_precision" && v.find("ieee") == std::string::npos))
               add("precision_downgrade", n, "tl.dot " + k + "=" + v);
           }
+        if (!explicit_precision) add("triton_dot_default_tf32", n, "tl.dot");
+      }
       return true;
     }
     if (t == "attribute" || t == "identifier") {
@@ -1363,6 +1378,15 @@ void Analysis::match_cxx() {
       for (const auto& [rule, names] : kCxxNameRules) {
         if (!names.count(w)) continue;
         if (kCxxCallOnly.count(w) && (!call_next || member)) continue;
+        // a qualified name is another namespace's function (std::bind, cg::sync), except the std
+        // (and global ::) spellings of the POSIX calls
+        bool qualified = i > 0 && tk[i - 1].text == "::";
+        static const Names kKeywords = {"return", "else", "case", "do", "throw", "new", "delete", "sizeof",
+                                        "co_return", "co_await", "typedef", "using", "const", "auto"};
+        std::string ns = qualified && i > 1 && tk[i - 2].kind == 'i' && !kKeywords.count(tk[i - 2].text)
+                             ? tk[i - 2].text
+                             : "";
+        if (qualified && !ns.empty() && !(ns == "std" && w != "bind")) continue;
         if (rule == "precision_downgrade" && ctx_.task_dtype != "float32") continue;
         if (rule == "threads_processes_async" && w == "jthread" && !(i > 1 && tk[i - 2].text == "std")) continue;
         hit(rule, w);
@@ -1498,7 +1522,34 @@ void Analysis::match_output_cache() {
     });
 }
 
+/// Depth of the deepest node, walked without recursion; stops counting at `limit`.
+int max_depth(TSNode root, int limit) {
+  TSTreeCursor cursor = ts_tree_cursor_new(root);
+  int depth = 0, deepest = 0;
+  for (;;) {
+    if (depth < limit && ts_tree_cursor_goto_first_child(&cursor)) {
+      deepest = std::max(deepest, ++depth);
+      continue;
+    }
+    while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+      if (!ts_tree_cursor_goto_parent(&cursor)) {
+        ts_tree_cursor_delete(&cursor);
+        return deepest;
+      }
+      --depth;
+    }
+  }
+}
+
 PolicyReport Analysis::run() {
+  // CPython's parser refuses nesting this deep, and the recursive passes below must not meet it.
+  constexpr int kMaxDepth = 1500;
+  if (max_depth(syntax_.root(), kMaxDepth + 1) > kMaxDepth) {
+    report_.parsed = false;
+    if (ctx_.profile != Profile::off)
+      add_at("syntax_error", 1, 1, "nesting deeper than Python allows", "");
+    return report_;
+  }
   report_.parsed = !ts_node_has_error(syntax_.root());
   if (!report_.parsed) {
     if (ctx_.profile != Profile::off) match_syntax_error();

@@ -242,6 +242,20 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.cuda_extra = "__global__ void decoy_kernel(float* y) { y[threadIdx.x] = 0.f; }\n";
   h = {}; h.cuda_extra = "__global__ void fill_kernel(float* y) { y[threadIdx.x] = 0.f; }\nvoid fill(float* y) { fill_kernel<<<1, 32>>>(y); }\n";
   c.push_back({"decoy_kernel", Profile::strict, p, h});
+  // triton_dot_default_tf32 / explicit TF32 in Triton
+  p = {}; p.prelude = "import triton.language as tl\ndef mm_tile(a, b):\n    return tl.dot(a, b)\n";
+  h = {}; h.prelude = "import triton.language as tl\ndef mm_tile(a, b):\n    return tl.dot(a, b, input_precision=\"ieee\")\n";
+  c.push_back({"triton_dot_default_tf32", Profile::strict, p, h});
+  p = {}; p.prelude = "import triton.language as tl\ndef mm_tile(a, b):\n    return tl.dot(a, b, allow_tf32=True)\n";
+  c.push_back({"precision_downgrade", Profile::strict, p, h});
+  // cxx_preprocess_failed: an #error makes g++ -E fail
+  p = {}; p.cuda_extra = "#error stop the preprocessor\n";
+  h = {}; h.cuda_extra = "#if 0\n#error never reached\n#endif\n";
+  c.push_back({"cxx_preprocess_failed", Profile::strict, p, h});
+  // dynamic_code: a class built with type() and a name computed through getattr
+  p = {}; p.prelude = "Lazy = type('Lazy', (object,), {})\n";
+  h = {}; h.prelude = "kind = type(1)\n";
+  c.push_back({"dynamic_code", Profile::strict, p, h});
   return c;
 }
 
@@ -271,6 +285,23 @@ TEST(Policy, SyntaxErrorIsReportedWithPosition) {
   EXPECT_EQ(r.findings[0].line, 4);
   EXPECT_GT(r.findings[0].column, 0);
   EXPECT_TRUE(check(candidate({})).parsed);
+}
+
+TEST(Policy, DeepNestingIsASyntaxErrorNotACrash) {
+  std::string deep = "x = " + std::string(20000, '(') + "1" + std::string(20000, ')') + "\n";
+  auto r = check(deep);
+  EXPECT_FALSE(r.parsed);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].rule_id, "syntax_error");
+}
+
+TEST(Policy, QualifiedCxxNamesAreNotPosixCalls) {
+  Parts p;
+  p.cuda_extra = "#include <functional>\nint g(int a) { auto f = std::bind([](int v) { return v; }, a); return f(); }\n";
+  EXPECT_FALSE(fires(check(candidate(p)), "file_network_env")) << dump(check(candidate(p)));
+  Parts q;
+  q.cuda_extra = "int h() { return ::open(\"/etc/hosts\", 0); }\n";
+  EXPECT_TRUE(fires(check(candidate(q)), "file_network_env"));
 }
 
 TEST(Policy, KernelBenchBackendCheckNeedsAKernel) {
@@ -314,6 +345,16 @@ TEST(Policy, HybridAllowsOneLibraryOpKindButNotTwo) {
   auto r = check(candidate(two), Profile::hybrid);
   EXPECT_TRUE(r.rejected()) << dump(r);
   EXPECT_TRUE(fires(r, "torch_compute_in_forward"));
+}
+
+TEST(Policy, ComputedAttributeNamesAreResolved) {
+  Parts p;
+  p.forward = "        s = getattr(torch.cuda, 'Str' + 'eam')()\n" + Parts{}.forward;
+  EXPECT_TRUE(fires(check(candidate(p)), "streams_events_graphs")) << dump(check(candidate(p)));
+  Parts q;
+  q.prelude = "from torch import cuda as c\nsync = c.synchronize\n";
+  q.forward = "        c.synchronize = lambda: None\n" + Parts{}.forward;
+  EXPECT_TRUE(fires(check(candidate(q)), "timer_harness_patch")) << dump(check(candidate(q)));
 }
 
 TEST(Policy, PythonStringSplitCannotHideCxxNames) {
