@@ -13,5 +13,7 @@ inline constexpr int kExitOk = 0, kExitFindings = 1, kExitInput = 2, kExitIntern
 void add_eval_command(CLI::App& app, int& exit_code);
 /// `kgym check`: the policy gate on candidate files or JSONL rows (cmd_check.cpp).
 void add_check_command(CLI::App& app, int& exit_code);
+/// `kgym tasks list|show|export`: generated tasks (cmd_tasks.cpp).
+void add_tasks_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

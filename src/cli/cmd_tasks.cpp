@@ -1,0 +1,215 @@
+// `kgym tasks list|show|export`: the generated tasks (src/taskgen). Without a selection the
+// built-in default suite is used; `--family`/`--seeds` select generated tasks by seed range.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "kgym/error.hpp"
+#include "kgym/taskgen.hpp"
+
+namespace kgym::cli {
+namespace {
+
+namespace tg = kgym::taskgen;
+
+/// Options shared by the subcommands that select a set of tasks.
+struct Selection {
+  std::vector<std::string> families;
+  std::string seeds;            // "A:B" half-open, or "N" (one seed)
+  std::string variant = "full";
+  std::string dtype;
+  std::string split;            // keep only this split
+  std::string decontaminate;    // benchmark suite directory
+  double threshold = 0.6;
+};
+
+void add_selection(CLI::App* cmd, Selection& s) {
+  cmd->add_option("--family", s.families, "Families to generate from (repeatable; default: all)");
+  cmd->add_option("--seeds", s.seeds,
+                  "Seed range A:B (half-open) or one seed N; without --family/--seeds: the default suite");
+  cmd->add_option("--variant", s.variant, "full | small | scaffold | epilogue (with --seeds)");
+  cmd->add_option("--dtype", s.dtype, "float32 | float16 | bfloat16 (default: the family's default)");
+  cmd->add_option("--split", s.split, "Keep only tasks of this split: train | transfer | heldout");
+  cmd->add_option("--decontaminate", s.decontaminate,
+                  "Benchmark suite directory (e.g. ../shared/data/kernelbench): drop train tasks whose "
+                  "token-set Jaccard with a problem exceeds --threshold, and report them");
+  cmd->add_option("--threshold", s.threshold, "Jaccard threshold for --decontaminate (default 0.6)");
+}
+
+/// The selected tasks and, with --decontaminate, the report (printed to stderr).
+std::vector<tg::GeneratedTask> select(const Selection& s, nlohmann::json* report_out = nullptr) {
+  std::vector<tg::GeneratedTask> tasks;
+  if (s.families.empty() && s.seeds.empty()) {
+    tasks = tg::default_suite();
+  } else {
+    std::uint64_t first = 0, count = 1;
+    if (!s.seeds.empty()) {
+      try {
+        auto colon = s.seeds.find(':');
+        first = std::stoull(s.seeds.substr(0, colon));
+        count = colon == std::string::npos ? 1 : std::stoull(s.seeds.substr(colon + 1)) - first;
+      } catch (const std::exception&) {
+        throw Error(ErrorKind::usage, "--seeds '" + s.seeds + "' is not A:B or N (non-negative integers, A < B)");
+      }
+      if (count == 0 || count > 10000000)
+        throw Error(ErrorKind::usage, "--seeds '" + s.seeds + "' is an empty or huge range; give A:B with A < B");
+    }
+    tg::GenOptions options;
+    auto v = tg::variant_from_string(s.variant);
+    if (!v) throw Error(ErrorKind::usage, "unknown --variant '" + s.variant + "'; use full, small, scaffold or epilogue");
+    options.variant = *v;
+    options.dtype = s.dtype;
+    tasks = tg::generate_range(s.families, first, count, options);
+  }
+  if (!s.decontaminate.empty()) {
+    tg::Decontaminator d(s.decontaminate, s.threshold);
+    auto report = tg::decontaminate(tasks, d);
+    std::fprintf(stderr, "decontamination: %zu tasks checked against %zu problems in %s; %zu of %zu train tasks "
+                         "dropped (Jaccard > %.2f)\n",
+                 report.checked, d.size(), s.decontaminate.c_str(), report.dropped, report.train, d.threshold());
+    for (const auto& [id, nearest, sim] : report.reasons)
+      std::fprintf(stderr, "  dropped %s: Jaccard %.3f with %s\n", id.c_str(), sim, nearest.c_str());
+    if (report_out) *report_out = report.to_json();
+    std::erase_if(tasks, [](const tg::GeneratedTask& t) { return t.dropped_from_train; });
+  }
+  if (!s.split.empty()) {
+    auto split = tg::split_from_string(s.split);
+    if (!split) throw Error(ErrorKind::usage, "unknown --split '" + s.split + "'; use train, transfer or heldout");
+    std::erase_if(tasks, [&](const tg::GeneratedTask& t) { return t.split != *split; });
+  }
+  return tasks;
+}
+
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+void add_tasks_command(CLI::App& app, int& exit_code) {
+  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show and export (KernelBench format)");
+  tasks->require_subcommand(1);
+
+  // list
+  auto* list = tasks->add_subcommand("list", "List tasks (default: the built-in default suite)");
+  auto list_sel = std::make_shared<Selection>();
+  auto list_json = std::make_shared<bool>(false);
+  auto list_families = std::make_shared<bool>(false);
+  add_selection(list, *list_sel);
+  list->add_flag("--json", *list_json, "One JSON object per task (JSONL)");
+  list->add_flag("--families", *list_families, "List the registered families instead");
+  list->callback([list_sel, list_json, list_families, &exit_code] {
+    if (*list_families) {
+      for (const auto* f : tg::Registry::instance().families()) {
+        std::string variants, dtypes, ops;
+        for (auto v : f->variants) variants += (variants.empty() ? "" : ",") + std::string(tg::to_string(v));
+        for (const auto& d : f->dtypes) dtypes += (dtypes.empty() ? "" : ",") + d;
+        for (const auto& o : f->ops) ops += (ops.empty() ? "" : ",") + o;
+        if (*list_json)
+          std::cout << nlohmann::json{{"family", f->name}, {"description", f->description}, {"level", f->level},
+                                      {"ops", f->ops}, {"transfer_ops", f->transfer_ops}, {"variants", variants},
+                                      {"dtypes", f->dtypes}}
+                           .dump()
+                    << "\n";
+        else
+          std::cout << fmt::format("{:<16} L{}  {}\n{:<16}      ops: {}\n{:<16}      variants: {}; dtypes: {}\n",
+                                   f->name, f->level, f->description, "", ops, "", variants, dtypes);
+      }
+      exit_code = kExitOk;
+      return;
+    }
+    auto selected = select(*list_sel);
+    if (*list_json) {
+      for (const auto& t : selected) std::cout << tg::to_json(t).dump() << "\n";
+    } else {
+      std::cout << fmt::format("{:<34} {:<18} {:<9} {:<8} {:<8} {:<22} {:>12} {:>12}\n", "id", "op", "split", "variant",
+                               "dtype", "output shape", "bytes", "flops");
+      for (const auto& t : selected)
+        std::cout << fmt::format("{:<34} {:<18} {:<9} {:<8} {:<8} {:<22} {:>12.4g} {:>12.4g}\n", t.task.id, t.op,
+                                 tg::to_string(t.split), tg::to_string(t.variant), t.dtype, shape_text(t.output.shape),
+                                 t.cost.bytes, t.cost.flops);
+      std::cout << selected.size() << " tasks\n";
+    }
+    exit_code = kExitOk;
+  });
+
+  // show
+  auto* show = tasks->add_subcommand("show", "Show one generated task: metadata and sources");
+  auto show_id = std::make_shared<std::string>();
+  auto show_what = std::make_shared<std::string>("all");
+  show->add_option("id", *show_id, "Task id, e.g. gen/softmax/42 or gen/conv2d/900001-small")->required();
+  show->add_option("--part", *show_what, "all | json | source | solution | scaffold | trivial");
+  show->callback([show_id, show_what, &exit_code] {
+    auto t = tg::generate_from_id(*show_id);
+    const std::string& w = *show_what;
+    if (w == "json") std::cout << tg::to_json(t, true).dump(2) << "\n";
+    else if (w == "source") std::cout << t.task.source;
+    else if (w == "solution") std::cout << t.solution;
+    else if (w == "scaffold") {
+      if (t.scaffold.empty())
+        throw Error(ErrorKind::input, *show_id + " has no scaffold; generate the -scaffold variant (e.g. " +
+                                          tg::make_id(t.family, t.seed, {tg::Variant::scaffold, ""}, t.dtype) + ")");
+      std::cout << t.scaffold;
+    } else if (w == "trivial") {
+      for (const auto& [name, src] : tg::trivial_candidates(t)) std::cout << "# ---- trivial: " << name << "\n" << src;
+    } else if (w == "all") {
+      std::cout << tg::to_json(t).dump(2) << "\n\n# ---- reference\n" << t.task.source
+                << "\n# ---- honest solution\n" << t.solution;
+      if (!t.scaffold.empty()) std::cout << "\n# ---- scaffold\n" << t.scaffold;
+    } else {
+      throw Error(ErrorKind::usage, "unknown --part '" + w + "'; use all, json, source, solution, scaffold or trivial");
+    }
+    exit_code = kExitOk;
+  });
+
+  // export
+  auto* exp = tasks->add_subcommand("export", "Write tasks as KernelBench-format .py files");
+  auto exp_sel = std::make_shared<Selection>();
+  auto exp_dir = std::make_shared<std::string>();
+  auto exp_layout = std::make_shared<std::string>("family");
+  auto exp_solutions = std::make_shared<bool>(false);
+  auto exp_trivial = std::make_shared<bool>(false);
+  add_selection(exp, *exp_sel);
+  exp->add_flag("--trivial", *exp_trivial,
+                "Also write the degenerate-task audit's trivial answers next to each task "
+                "(<name>.trivial-<zeros|constant|input|mean>.py)");
+  exp->add_option("dir", *exp_dir, "Output directory")->required();
+  exp->add_option("--layout", *exp_layout,
+                  "family: DIR/<family>/<id-stem>.py; flat: DIR/<family>_<id-stem>.py (loadable as a --suite)");
+  exp->add_flag("--solutions", *exp_solutions,
+                "Also write each honest solution (family: <stem>.solution.py; flat: DIR/solutions/<name>.py)");
+  exp->callback([exp_sel, exp_dir, exp_layout, exp_solutions, exp_trivial, &exit_code] {
+    nlohmann::json report;
+    auto selected = select(*exp_sel, &report);
+    auto written = tg::export_tasks(selected, *exp_dir, *exp_layout, *exp_solutions);
+    if (*exp_trivial)
+      for (std::size_t i = 0; i < selected.size(); ++i)
+        for (const auto& [name, src] : tg::trivial_candidates(selected[i])) {
+          auto path = written[i];
+          path.replace_extension(".trivial-" + name + ".py");
+          std::ofstream(path) << src;
+        }
+    // A manifest with every task's metadata, so other harnesses get shapes and cost models too.
+    nlohmann::json manifest = {{"tasks", nlohmann::json::array()}, {"layout", *exp_layout}};
+    for (std::size_t i = 0; i < selected.size(); ++i) {
+      auto j = tg::to_json(selected[i]);
+      j["path"] = std::filesystem::relative(written[i], *exp_dir).string();
+      manifest["tasks"].push_back(j);
+    }
+    if (!report.is_null()) manifest["decontamination"] = report;
+    std::ofstream(std::filesystem::path(*exp_dir) / "manifest.json") << manifest.dump(2) << "\n";
+    std::fprintf(stderr, "wrote %zu tasks to %s (layout %s)\n", written.size(), exp_dir->c_str(), exp_layout->c_str());
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace kgym::cli
