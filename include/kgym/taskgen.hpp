@@ -20,6 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kgym/candidate.hpp"
+#include "kgym/engine.hpp"
+#include "kgym/outcome.hpp"
 #include "kgym/task.hpp"
 
 namespace kgym::taskgen {
@@ -286,6 +289,10 @@ std::vector<GeneratedTask> generate_range(const std::vector<std::string>& famili
 /// Runs in seconds per task on a CPU. Deterministic.
 std::vector<GeneratedTask> default_suite();
 
+/// The default suite paired with its honest solutions, ready for Engine::evaluate: candidate id
+/// "<task id>#solution", task_id the task's id. This is what `kgym eval` runs without --suite.
+std::vector<Evaluation> default_suite_evaluations();
+
 /// Writes each task as a KernelBench module: layout "family" is DIR/<family>/<id-stem>.py (stem =
 /// the id's last part, e.g. "42-small"), "flat" is DIR/<family>_<id-stem>.py (loadable with
 /// kgym::load_suite). With `with_solutions`, the honest ModelNew goes next to it as
@@ -294,6 +301,36 @@ std::vector<GeneratedTask> default_suite();
 std::vector<std::filesystem::path> export_tasks(const std::vector<GeneratedTask>& tasks,
                                                 const std::filesystem::path& dir,
                                                 std::string_view layout, bool with_solutions);
+
+// ---- degenerate-task audit (needs the engine) -----------------------------------------------
+
+/// One trivial answer (or the honest solution) judged on a task.
+struct AuditCheck {
+  std::string candidate;        ///< "zeros", "constant", "input", "mean" or "solution"
+  Outcome outcome = Outcome::runtime_error;
+  bool correct = false;         ///< passed every correctness case
+  std::string message;          ///< the verdict's headline
+};
+
+/// The audit of one task: degenerate when a trivial answer is correct; `solution_ok` says whether
+/// the honest solution was correct.
+struct AuditResult {
+  std::string task_id;
+  bool degenerate = false;
+  bool solution_ok = false;
+  std::vector<AuditCheck> checks;
+  nlohmann::json to_json() const;
+};
+
+/// Judges the trivial answers (trivial_candidates) and the honest solution of `t` with `engine`
+/// (correctness only: options.time_candidate is forced off). Throws Error(worker) only when the
+/// engine's trusted side fails; a candidate's failure is an outcome.
+AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options = {});
+
+/// Audits every task and removes the degenerate ones (rejected at generation); returns the audit
+/// of every task, in order.
+std::vector<AuditResult> reject_degenerate(Engine& engine, std::vector<GeneratedTask>& tasks,
+                                           const EvalOptions& options = {});
 
 }  // namespace kgym::taskgen
 

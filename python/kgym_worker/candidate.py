@@ -112,7 +112,7 @@ class CandidateExecutor:
         unchanged = True
         for t, (shape, stride, snap) in zip(in_tensors, snapshots):
             if _type(t) is not _Tensor or t.shape != shape or t.stride() != stride or \
-                    not _equal(t.view(torch.uint8) if t.dtype != torch.bool else t, snap.view(torch.uint8) if snap.dtype != torch.bool else snap):
+                    not _equal(t.reshape(-1).view(torch.uint8) if t.dtype != torch.bool else t, snap.reshape(-1).view(torch.uint8) if snap.dtype != torch.bool else snap):
                 unchanged = False
         rec["inputs_unchanged"] = unchanged
         aliases = False

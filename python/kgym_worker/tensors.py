@@ -24,7 +24,7 @@ def encode(value, blobs: list):
         meta = {"kind": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
                 "device": str(t.device), "blob": len(blobs)}
         c = t.contiguous().cpu()
-        blobs.append(c.view(torch.uint8).numpy().tobytes() if c.numel() else b"")
+        blobs.append(c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b"")
         return meta
     if isinstance(value, (list, tuple)):
         return {"kind": "tuple" if isinstance(value, tuple) else "list",

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "kgym/engine.hpp"
 #include "kgym/error.hpp"
 #include "kgym/taskgen.hpp"
 
@@ -85,6 +86,43 @@ std::vector<tg::GeneratedTask> select(const Selection& s, nlohmann::json* report
     std::erase_if(tasks, [&](const tg::GeneratedTask& t) { return t.split != *split; });
   }
   return tasks;
+}
+
+/// Engine settings of the degenerate-task audit.
+struct AuditArgs {
+  std::string device = "cpu", python = "python3";
+  int cases = 5;
+};
+
+void add_audit_options(CLI::App* cmd, AuditArgs& a) {
+  cmd->add_option("--device", a.device, "Device the audit runs on: cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--python", a.python, "Python interpreter with torch 2.11")->capture_default_str();
+  cmd->add_option("--cases", a.cases, "Correctness cases per trivial answer")->capture_default_str()->check(CLI::Range(1, 100));
+}
+
+/// Runs the audit on `tasks`, removes the degenerate ones, prints one line per task to stderr.
+std::vector<tg::AuditResult> run_audit(const AuditArgs& a, std::vector<tg::GeneratedTask>& tasks) {
+  EngineOptions eo;
+  eo.device = a.device;
+  eo.python = a.python;
+  std::fprintf(stderr, "audit: judging 4 trivial answers and the honest solution of %zu tasks on %s...\n",
+               tasks.size(), a.device.c_str());
+  Engine engine(eo);
+  EvalOptions options;
+  options.n_cases = a.cases;
+  auto results = tg::reject_degenerate(engine, tasks, options);
+  std::size_t degenerate = 0, broken = 0;
+  for (const auto& r : results) {
+    std::string line;
+    for (const auto& c : r.checks) line += fmt::format(" {}={}", c.candidate, to_string(c.outcome));
+    std::fprintf(stderr, "  %-10s %-36s%s\n", r.degenerate ? "DEGENERATE" : (r.solution_ok ? "ok" : "SOLUTION?"),
+                 r.task_id.c_str(), line.c_str());
+    degenerate += r.degenerate;
+    broken += !r.solution_ok;
+  }
+  std::fprintf(stderr, "audit: %zu of %zu tasks degenerate (rejected); %zu honest solutions not correct\n", degenerate,
+               results.size(), broken);
+  return results;
 }
 
 std::string shape_text(const std::vector<std::int64_t>& shape) {
@@ -171,6 +209,28 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     exit_code = kExitOk;
   });
 
+  // audit
+  auto* aud = tasks->add_subcommand("audit",
+                                    "Degenerate-task audit: judge trivial answers (zeros, ones, the input, its mean) and "
+                                    "the honest solution of each task with the engine; exit 1 if any task is degenerate "
+                                    "or an honest solution fails");
+  auto aud_sel = std::make_shared<Selection>();
+  auto aud_args = std::make_shared<AuditArgs>();
+  auto aud_json = std::make_shared<bool>(false);
+  add_selection(aud, *aud_sel);
+  add_audit_options(aud, *aud_args);
+  aud->add_flag("--json", *aud_json, "One JSON object per task on stdout");
+  aud->callback([aud_sel, aud_args, aud_json, &exit_code] {
+    auto selected = select(*aud_sel);
+    auto results = run_audit(*aud_args, selected);
+    bool findings = false;
+    for (const auto& r : results) {
+      findings |= r.degenerate || !r.solution_ok;
+      if (*aud_json) std::cout << r.to_json().dump() << "\n";
+    }
+    exit_code = findings ? kExitFindings : kExitOk;
+  });
+
   // export
   auto* exp = tasks->add_subcommand("export", "Write tasks as KernelBench-format .py files");
   auto exp_sel = std::make_shared<Selection>();
@@ -178,7 +238,12 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
   auto exp_layout = std::make_shared<std::string>("family");
   auto exp_solutions = std::make_shared<bool>(false);
   auto exp_trivial = std::make_shared<bool>(false);
+  auto exp_audit = std::make_shared<bool>(false);
+  auto exp_audit_args = std::make_shared<AuditArgs>();
   add_selection(exp, *exp_sel);
+  exp->add_flag("--audit", *exp_audit,
+                "Run the degenerate-task audit (needs python3 + torch) and leave out the tasks it rejects");
+  add_audit_options(exp, *exp_audit_args);
   exp->add_flag("--trivial", *exp_trivial,
                 "Also write the degenerate-task audit's trivial answers next to each task "
                 "(<name>.trivial-<zeros|constant|input|mean>.py)");
@@ -187,9 +252,14 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
                   "family: DIR/<family>/<id-stem>.py; flat: DIR/<family>_<id-stem>.py (loadable as a --suite)");
   exp->add_flag("--solutions", *exp_solutions,
                 "Also write each honest solution (family: <stem>.solution.py; flat: DIR/solutions/<name>.py)");
-  exp->callback([exp_sel, exp_dir, exp_layout, exp_solutions, exp_trivial, &exit_code] {
+  exp->callback([exp_sel, exp_dir, exp_layout, exp_solutions, exp_trivial, exp_audit, exp_audit_args, &exit_code] {
     nlohmann::json report;
     auto selected = select(*exp_sel, &report);
+    nlohmann::json audit;
+    if (*exp_audit) {
+      audit = nlohmann::json::array();
+      for (const auto& r : run_audit(*exp_audit_args, selected)) audit.push_back(r.to_json());
+    }
     auto written = tg::export_tasks(selected, *exp_dir, *exp_layout, *exp_solutions);
     if (*exp_trivial)
       for (std::size_t i = 0; i < selected.size(); ++i)
@@ -206,6 +276,7 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
       manifest["tasks"].push_back(j);
     }
     if (!report.is_null()) manifest["decontamination"] = report;
+    if (!audit.is_null()) manifest["audit"] = audit;
     std::ofstream(std::filesystem::path(*exp_dir) / "manifest.json") << manifest.dump(2) << "\n";
     std::fprintf(stderr, "wrote %zu tasks to %s (layout %s)\n", written.size(), exp_dir->c_str(), exp_layout->c_str());
     exit_code = kExitOk;

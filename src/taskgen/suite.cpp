@@ -38,6 +38,19 @@ std::vector<GeneratedTask> default_suite() {
   return out;
 }
 
+std::vector<Evaluation> default_suite_evaluations() {
+  std::vector<Evaluation> out;
+  for (auto& t : default_suite()) {
+    Evaluation e;
+    e.candidate.id = t.task.id + "#solution";
+    e.candidate.task_id = t.task.id;
+    e.candidate.code = t.solution;
+    e.task = std::move(t.task);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 static void write_file(const fs::path& path, const std::string& text) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);

@@ -275,6 +275,19 @@ TEST(TaskgenDefaultSuite, SmallHeldoutTasksWithSolutionsPerFamily) {
   for (const auto& name : family_names()) EXPECT_GE(ops[name].size(), 2u) << name;
 }
 
+TEST(TaskgenDefaultSuite, EvaluationsPairEachTaskWithItsSolution) {
+  auto suite = default_suite();
+  auto evals = default_suite_evaluations();
+  ASSERT_EQ(evals.size(), suite.size());
+  for (std::size_t i = 0; i < evals.size(); ++i) {
+    EXPECT_EQ(evals[i].task.id, suite[i].task.id);
+    EXPECT_EQ(evals[i].task.source, suite[i].task.source);
+    EXPECT_EQ(evals[i].candidate.task_id, suite[i].task.id);
+    EXPECT_EQ(evals[i].candidate.code, suite[i].solution);
+    EXPECT_FALSE(evals[i].candidate.empty());
+  }
+}
+
 TEST(TaskgenExport, BothLayouts) {
   const fs::path dir = fs::temp_directory_path() / "kgym_taskgen_export";
   fs::remove_all(dir);
