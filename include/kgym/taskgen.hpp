@@ -323,7 +323,7 @@ struct AuditResult {
 };
 
 /// Judges the trivial answers (trivial_candidates) and the honest solution of `t` with `engine`
-/// (correctness only: options.time_candidate is forced off). Throws Error(worker) only when the
+/// (correctness only: timing and the policy gate are forced off). Throws Error(worker) only when the
 /// engine's trusted side fails; a candidate's failure is an outcome.
 AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options = {});
 

@@ -20,6 +20,9 @@ nlohmann::json AuditResult::to_json() const {
 AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options) {
   options.time_candidate = false;
   options.compile_baseline = false;
+  // The audit judges the task, not the candidates' style: trivial answers and the plain-PyTorch
+  // honest solution must reach the correctness gate, so the policy gate is off here.
+  options.policy_profile = "off";
   AuditResult result;
   result.task_id = t.task.id;
   auto candidates = trivial_candidates(t);
