@@ -175,6 +175,16 @@ int main(int argc, char** argv) {
   md += fmt::format("\nLargest tensor over all tasks: min {}, p50 {}, max {} elements.\n", si(quantile(all_elements, 0)),
                     si(quantile(all_elements, 0.5)), si(quantile(all_elements, 1)));
 
+  if (decon_s >= 0) {
+    std::size_t dr = 0, tr = 0;
+    for (const auto& [name, p] : dropped) dr += p.first, tr += p.second;
+    j["decontamination"]["dropped_from_train"] = dr;
+    j["decontamination"]["train"] = tr;
+    md += fmt::format("Decontamination dropped {} of {} train tasks ({:.0f}%).\n", dr, tr,
+                      tr ? 100.0 * static_cast<double>(dr) / static_cast<double>(tr) : 0.0);
+  }
+  md += "\nReproduce: `cmake --build build --target taskgen_bench && build/bench/taskgen_bench --kernelbench "
+        "../shared/data/kernelbench --json bench/taskgen.json --md bench/taskgen.md` (CPU; times vary by machine).\n";
   std::printf("%s\n%s\n", md.c_str(), j.dump(2).c_str());
   if (!json_path.empty()) std::ofstream(json_path) << j.dump(2) << "\n";
   if (!md_path.empty()) std::ofstream(md_path) << md;

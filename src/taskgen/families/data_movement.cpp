@@ -44,7 +44,8 @@ Design design(DesignRequest& r) {
     d.output = {"out", out, r.dtype};
   } else if (op == "index_select") {
     auto x = kit::named_shape(d, {"num_rows", "dim"}, kit::variant_shape(r, 2, 3, 65));
-    const std::int64_t m = r.rng.odd_dim(3, std::max<std::int64_t>(3, x.dims[0] * 2));
+    const std::int64_t hi = element_range(to_string(r.variant), 65).second;
+    const std::int64_t m = r.rng.odd_dim(3, std::max<std::int64_t>(3, std::min(x.dims[0] * 2, hi / x.dims[1])));
     kit::constant(d, "num_indices", m);
     d.summary = "index_select rows of x (" + x.args() + ") by num_indices random indices, " + r.dtype;
     d.forward_params = "x, idx";

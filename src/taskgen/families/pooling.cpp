@@ -19,6 +19,8 @@ Design design(DesignRequest& r) {
     auto dims = kit::variant_shape(r, 4, 2, 97);
     dims[2] = std::max<std::int64_t>(dims[2], k + 2);
     dims[3] = std::max<std::int64_t>(dims[3], k + 2);
+    const std::int64_t hi = element_range(to_string(r.variant), 97).second;
+    while (kit::numel(dims) > hi && (dims[0] > 2 || dims[1] > 2)) (dims[0] >= dims[1] ? dims[0] : dims[1]) -= 1;
     auto x = kit::named_shape(d, kit::standard_names(4), dims);
     d.inputs = {{"x", dims, r.dtype}};
     d.inputs_body = "    x = " + kit::randn(x, r.dtype) + "\n    return [x]";
@@ -66,6 +68,8 @@ Design design(DesignRequest& r) {
   } else {
     auto dims = kit::variant_shape(r, 3, 2, 65);
     dims[2] = std::max<std::int64_t>(dims[2], k + 2);
+    const std::int64_t hi = element_range(to_string(r.variant), 65).second;
+    while (kit::numel(dims) > hi && (dims[0] > 2 || dims[1] > 2)) (dims[0] >= dims[1] ? dims[0] : dims[1]) -= 1;
     auto x = kit::named_shape(d, {"batch_size", "channels", "length"}, dims);
     const bool is_max = op == "max_pool1d";
     d.summary = op + " of x (" + x.args() + "), kernel " + std::to_string(k) + ", stride " + std::to_string(stride) +
