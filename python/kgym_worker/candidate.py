@@ -19,6 +19,12 @@ _equal = torch.equal
 _perf = time.perf_counter
 
 
+def _bits(t):
+    """The tensor's bytes as a flat uint8 view (bitwise comparison: NaN == NaN, -0 != +0)."""
+    flat = t.reshape(-1)
+    return flat if flat.dtype == torch.bool else flat.view(torch.uint8)
+
+
 class CandidateExecutor:
     def __init__(self, device: str, workdir: str, log_path: str):
         self.device = device
@@ -112,7 +118,7 @@ class CandidateExecutor:
         unchanged = True
         for t, (shape, stride, snap) in zip(in_tensors, snapshots):
             if _type(t) is not _Tensor or t.shape != shape or t.stride() != stride or \
-                    not _equal(t.reshape(-1).view(torch.uint8) if t.dtype != torch.bool else t, snap.reshape(-1).view(torch.uint8) if snap.dtype != torch.bool else snap):
+                    not _equal(_bits(t), _bits(snap)):
                 unchanged = False
         rec["inputs_unchanged"] = unchanged
         aliases = False
@@ -153,7 +159,10 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
         if op not in handlers:
             protocol.send(sock, {"ok": False, "error": f"unknown op {op!r}"})
             continue
-        reply = handlers[op](req, blobs)
+        try:
+            reply = handlers[op](req, blobs)
+        except Exception as exc:  # noqa: BLE001 - a harness error is reported, never silent
+            reply = {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"}
         out_blobs = []
         if isinstance(reply, tuple):
             reply, out_blobs = reply

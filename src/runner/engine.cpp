@@ -223,6 +223,10 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           died(c, std::string("broke the protocol: ") + e.what());
           break;
         }
+        if (out.header.contains("harness_error")) {
+          died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
+          break;
+        }
         try {
           from_json(out.header, cr);  // candidate-side fields (contract observations, failure)
         } catch (const nlohmann::json::exception& e) {

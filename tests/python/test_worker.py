@@ -180,3 +180,14 @@ def test_time_calls_cpu():
                             {"warmup": 1, "min_calls": 5, "max_calls": 8, "budget_ms": 1000, "target_spread": 0.0})
     assert rec["method"] == "monotonic_clock" and 5 <= len(rec["times_ms"]) <= 8
     assert all(t > 0 for t in rec["times_ms"]) and rec["l2_flushed"] is False
+
+
+def test_zero_dim_output_and_input(tmp_path):
+    """A scalar (0-dim) output, as loss tasks return, is transferred and compared."""
+    blobs = []
+    meta = tensors.encode(torch.tensor(3.5), blobs)
+    assert meta["shape"] == [] and float(tensors.decode(meta, blobs, "cpu")) == 3.5
+    src = HONEST.replace("return x.clamp_min(0) * self.k", "return (x.clamp_min(0) * self.k).sum()")
+    ex, _ = _executor(tmp_path, src)
+    out = _run(ex, torch.tensor(2.0))
+    assert out["inputs_unchanged"] is True and out["output"]["shape"] == []
