@@ -24,6 +24,31 @@ bool matches_any(const Task& t, const std::vector<std::string>& patterns) {
                      [&](const std::string& p) { return task_matches(t, p); });
 }
 
+/// The body of `Model.forward` with comments, docstrings and all whitespace removed, so that two
+/// sources of the same problem compare equal even when formatted differently.
+std::string forward_signature(const std::string& source) {
+  auto at = source.find("def forward");
+  if (at == std::string::npos) return "";
+  std::string body;
+  std::size_t i = source.find('\n', at);
+  for (; i != std::string::npos && i < source.size(); ++i) {
+    if (source[i] == '\n' && i + 1 < source.size() && !std::isspace(static_cast<unsigned char>(source[i + 1])))
+      break;  // the next top-level statement ends the method
+    if (source.compare(i, 3, "\"\"\"") == 0) {  // skip a docstring
+      auto end = source.find("\"\"\"", i + 3);
+      if (end == std::string::npos) break;
+      i = end + 2;
+      continue;
+    }
+    if (source[i] == '#') {  // skip a comment
+      while (i < source.size() && source[i] != '\n') ++i;
+      continue;
+    }
+    if (!std::isspace(static_cast<unsigned char>(source[i]))) body.push_back(source[i]);
+  }
+  return body;
+}
+
 /// The suite task for a CUDA-L1 row (level, number), or nullptr.
 const Task* find_numbered(const Suite* suite, int level, long number) {
   if (!suite) return nullptr;
@@ -67,6 +92,13 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
       const long task_number = row["task_id"].get<long>();
       ev.candidate.code = text("custom_code");
       const Task* known = find_numbered(suite, level, task_number);
+      // The row's ref_code is the reference. Take the suite's name only when it is the same
+      // problem (CUDA-L1's task 97 is a cosine-similarity loss, KernelBench's 97 is attention).
+      const std::string ref = text("ref_code");
+      if (known && !ref.empty() && forward_signature(ref) != forward_signature(known->source)) {
+        ev.candidate.extra["suite_task_differs"] = known->id;
+        known = nullptr;
+      }
       ev.task.id = known ? known->id : "L" + std::to_string(level) + "/" + std::to_string(task_number);
       ev.task.level = level;
     } else {

@@ -125,6 +125,11 @@ TEST(Candidates, CudaL1Rows) {
   EXPECT_EQ(named[0].task.id, "L1/9_Tall_skinny_matrix_multiplication_");
   EXPECT_EQ(named[1].task.id, "L1/19_ReLU");
   EXPECT_NE(named[1].task.source, s.find("L1/19_ReLU")->source);  // the row's own (smaller) ref_code
+  // Row 97 is a cosine-similarity loss, the suite's 97 is attention: not named after it.
+  auto row97 = load_evaluations(file, &s, {"L1/97"});
+  ASSERT_EQ(row97.size(), 1u);
+  EXPECT_EQ(row97[0].task.id, "L1/97");
+  EXPECT_EQ(row97[0].candidate.extra["suite_task_differs"], "L1/97_ScaledDotProductAttention");
 }
 
 }  // namespace
