@@ -1,5 +1,6 @@
 // `kgym eval`: judge candidates on tasks, write one JSON verdict per line, print a summary.
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "kgym/policy.hpp"
 #include "kgym/report.hpp"
 #include "kgym/reward.hpp"
+#include "kgym/taskgen.hpp"
 
 namespace kgym::cli {
 namespace fs = std::filesystem;
@@ -52,9 +54,11 @@ void run_eval(EvalArgs& a) {
     a.suite = (root / "examples" / "suite").string();
     a.candidates = (root / "examples" / "candidates").string();
     if (a.profile.empty()) a.profile = "off";
-    std::fprintf(stderr, "kgym eval: no --suite/--candidates given: running the built-in default suite "
-                         "(%s); its candidates are plain PyTorch, so the policy profile is '%s' "
-                         "(--profile strict rejects them all)\n", a.suite.c_str(), a.profile.c_str());
+    std::fprintf(stderr, "kgym eval: no --suite/--candidates given: running the built-in default: the "
+                         "generated default suite (kgym tasks list) with its honest solutions, and the "
+                         "examples in %s with honest and broken candidates; these are plain PyTorch, so the "
+                         "policy profile is '%s' (--profile strict rejects them)\n",
+                 (root / "examples").c_str(), a.profile.c_str());
   }
   if (a.candidates.empty())
     throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files or a .jsonl file)");
@@ -67,6 +71,12 @@ void run_eval(EvalArgs& a) {
   }
   if (!a.tasks.empty() && suite) select_tasks(*suite, a.tasks);  // fails early on a pattern matching nothing
   std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
+  if (builtin) {  // plus the generated default suite (a few tasks per family) with honest solutions
+    for (auto& e : taskgen::default_suite_evaluations())
+      if (a.tasks.empty() || std::any_of(a.tasks.begin(), a.tasks.end(),
+                                         [&](const std::string& p) { return task_matches(e.task, p); }))
+        evals.push_back(std::move(e));
+  }
   if (evals.empty()) throw Error(ErrorKind::input, "no candidate matches the selected tasks");
   compute_reward(a.reward, Verdict{});  // validates the name before any work
   if (!a.profile.empty() && !policy::profile_from_string(a.profile))
