@@ -306,6 +306,7 @@ class Analysis {
   void match_cxx();
   void match_kernelbench();
   void match_output_cache();
+  void match_module_containers_and_elementwise();
 
   std::vector<std::pair<TSNode, std::string>> gemm_sites_;     ///< hybrid allowance candidates
   std::vector<std::tuple<TSNode, std::string, std::string>> compute_sites_;  ///< node, rule, detail
@@ -560,6 +561,18 @@ void Analysis::collect(TSNode n, const std::string& cls, const std::string& func
         if (!r.empty() && r[0] != '.' && aliases_.count(text(right).substr(0, text(right).find('.'))) &&
             !head.empty())
           aliases_[target] = r;
+      }
+    }
+  }
+  if (t == "call") {  // list.append(v) / extend / insert: v flows into the list's name
+    TSNode fn = field(n, "function");
+    if (valid(fn) && type(fn) == "attribute") {
+      std::string m = text(field(fn, "attribute"));
+      TSNode obj = field(fn, "object");
+      if ((m == "append" || m == "extend" || m == "insert" || m == "add_module") && valid(obj) &&
+          (type(obj) == "identifier" || type(obj) == "attribute")) {
+        auto args = named_children(field(n, "arguments"));
+        if (!args.empty()) assigns_[text(obj)].push_back(args.back());
       }
     }
   }
@@ -1472,6 +1485,111 @@ void Analysis::match_kernelbench() {
   });
 }
 
+/// Library layers run through containers (`for layer in self.layers: x = layer(x)`,
+/// `self.blocks[i](x)`), and elementwise torch arithmetic on forward's tensor arguments.
+void Analysis::match_module_containers_and_elementwise() {
+  // self.X whose value builds library layers only (no class of the candidate in it, one level
+  // of names and helper functions followed).
+  auto library_container = [&](const std::string& attr) {
+    auto it = assigns_.find("self." + attr);
+    if (it == assigns_.end()) return false;
+    bool has_layer = false, has_own_class = false;
+    std::function<void(TSNode, int)> scan = [&](TSNode v, int depth) {
+      walk(v, [&](TSNode x) {
+        if (type(x) == "call") {
+          std::string callee = resolve(field(x, "function"));
+          std::string raw = text(field(x, "function"));
+          if (callee.rfind("torch.nn.", 0) == 0 && callee.find("functional") == std::string::npos) {
+            std::string layer = callee.substr(9);
+            if (!kNnContainers.count(layer) && layer != "Sequential" && layer != "ModuleList" && layer != "ModuleDict")
+              has_layer = true;
+          }
+          if (classes_.count(raw)) has_own_class = true;
+          std::string fn = raw.rfind("self.", 0) == 0 ? raw.substr(5) : raw;
+          for (const auto& [key, f] : functions_)
+            if (depth < 2 && (key == fn || (key.size() > fn.size() + 1 &&
+                                            key.compare(key.size() - fn.size() - 1, std::string::npos, "." + fn) == 0)))
+              scan(field(f.node, "body"), depth + 1);
+        }
+        if (type(x) == "identifier" && depth < 2) {
+          auto a = assigns_.find(text(x));
+          if (a != assigns_.end())
+            for (TSNode y : a->second)
+              if (!ts_node_eq(y, v)) scan(y, depth + 1);
+          if (classes_.count(text(x))) has_own_class = true;
+        }
+        return true;
+      });
+    };
+    for (TSNode v : it->second) scan(v, 0);
+    return has_layer && !has_own_class;
+  };
+  std::set<std::string> forward_params;
+  if (functions_.count("ModelNew.forward"))
+    for (TSNode prm : named_children(field(functions_.at("ModelNew.forward").node, "parameters"))) {
+      TSNode id = type(prm) == "identifier" ? prm : field(prm, "name");
+      if (valid(id) && type(id) == "identifier" && text(id) != "self") forward_params.insert(text(id));
+    }
+  for (TSNode fnode : reachable_nodes_) {
+    std::map<std::string, std::string> loop_elements;  // loop variable -> container attribute
+    walk(field(fnode, "body"), [&](TSNode n) {
+      std::string_view t = type(n);
+      if (t == "function_definition" || t == "class_definition") return false;
+      if (t == "for_statement") {
+        TSNode left = field(n, "left"), right = field(n, "right");
+        std::string r = valid(right) ? text(right) : "";
+        size_t pos = r.find("self.");
+        if (valid(left) && pos != std::string::npos) {
+          std::string attr = r.substr(pos + 5);
+          attr = attr.substr(0, attr.find_first_of(".)[, "));
+          // `for layer in self.layers` or `for i, layer in enumerate(self.layers)`
+          std::vector<TSNode> names = type(left) == "identifier" ? std::vector<TSNode>{left} : named_children(left);
+          if (!names.empty()) loop_elements[text(names.back())] = attr;
+        }
+        return true;
+      }
+      if (t == "call") {
+        TSNode fn = field(n, "function");
+        std::string attr;
+        if (type(fn) == "identifier" && loop_elements.count(text(fn))) attr = loop_elements[text(fn)];
+        if (type(fn) == "subscript") {
+          std::string v = text(field(fn, "value"));
+          if (v.rfind("self.", 0) == 0 && v.find('.', 5) == std::string::npos) attr = v.substr(5);
+        }
+        if (!attr.empty() && library_container(attr)) add("nn_layer_in_forward", n, "layers of self." + attr);
+        return true;
+      }
+      if (t == "binary_operator" || t == "augmented_assignment") {
+        TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+        std::string o = valid(op) ? text(op) : "";
+        if (o == "@" || o == "@=" || o.empty()) return true;
+        for (const char* side : {"left", "right"}) {
+          TSNode x = field(n, side);
+          if (!valid(x)) continue;
+          // a tensor argument of forward, or a tensor method on one (x.unsqueeze(1))
+          static const Names kScalarMethods = {"size", "dim", "numel", "stride", "item", "tolist", "data_ptr",
+                                               "element_size", "nelement", "is_contiguous", "get_device",
+                                               "storage_offset", "ndimension", "__len__"};
+          TSNode base = x;
+          bool scalar = false;
+          while (valid(base) && type(base) == "call" && type(field(base, "function")) == "attribute") {
+            if (kScalarMethods.count(text(field(field(base, "function"), "attribute")))) scalar = true;
+            base = field(field(base, "function"), "object");
+          }
+          if (scalar) continue;
+          if (valid(base) && type(base) == "identifier" && forward_params.count(text(base)) &&
+              (type(x) == "identifier" || type(x) == "call")) {
+            add("torch_elementwise_in_forward", n, "'" + o + "' on tensor " + text(base));
+            break;
+          }
+        }
+        return true;
+      }
+      return true;
+    });
+  }
+}
+
 void Analysis::match_output_cache() {
   for (TSNode fnode : reachable_nodes_)
     walk(field(fnode, "body"), [&](TSNode n) {
@@ -1573,6 +1691,7 @@ PolicyReport Analysis::run() {
   match_cxx();
   match_kernelbench();
   match_output_cache();
+  match_module_containers_and_elementwise();
   std::sort(report_.findings.begin(), report_.findings.end(), [](const Finding& a, const Finding& b) {
     return std::tie(a.line, a.column, a.rule_id) < std::tie(b.line, b.column, b.rule_id);
   });

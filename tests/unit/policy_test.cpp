@@ -256,6 +256,17 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.prelude = "Lazy = type('Lazy', (object,), {})\n";
   h = {}; h.prelude = "kind = type(1)\n";
   c.push_back({"dynamic_code", Profile::strict, p, h});
+  // torch_elementwise_in_forward
+  p = {}; p.forward = "        return self.ext.relu_cuda(x * 2.0)\n";
+  h = {}; h.forward = "        n = x.size(0) * 2\n        return self.ext.relu_cuda(x)\n";
+  c.push_back({"torch_elementwise_in_forward", Profile::strict, p, h});
+  // nn_layer_in_forward through a container of library layers
+  p = {}; p.init_extra = "        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])\n";
+  p.forward = "        for layer in self.layers:\n            x = layer(x)\n" + f_default;
+  h = {}; h.prelude = "class Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = nn.Parameter(torch.ones(4))\n    def forward(self, x):\n        return relu_ext.relu_cuda(x)\n";
+  h.init_extra = "        self.layers = nn.ModuleList([Block() for _ in range(2)])\n";
+  h.forward = p.forward;
+  c.push_back({"nn_layer_in_forward", Profile::strict, p, h});
   return c;
 }
 
