@@ -1669,6 +1669,21 @@ PolicyReport Analysis::run() {
     return report_;
   }
   report_.parsed = !ts_node_has_error(syntax_.root());
+  // The grammar also accepts Python 2's `print x` and `exec code`, which Python 3 rejects.
+  if (report_.parsed) {
+    TSNode py2{};
+    bool found = false;
+    walk(syntax_.root(), [&](TSNode n) {
+      if (found) return false;
+      if (type(n) == "print_statement" || type(n) == "exec_statement") { py2 = n; found = true; return false; }
+      return true;
+    });
+    if (found) {
+      report_.parsed = false;
+      if (ctx_.profile != Profile::off) add("syntax_error", py2, "Python 2 statement; Python 3 needs a call");
+      return report_;
+    }
+  }
   if (!report_.parsed) {
     if (ctx_.profile != Profile::off) match_syntax_error();
     return report_;

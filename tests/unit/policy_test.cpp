@@ -296,6 +296,11 @@ TEST(Policy, SyntaxErrorIsReportedWithPosition) {
   EXPECT_EQ(r.findings[0].line, 4);
   EXPECT_GT(r.findings[0].column, 0);
   EXPECT_TRUE(check(candidate({})).parsed);
+  auto py2 = check("import torch\nprint 'hello'\n");
+  EXPECT_FALSE(py2.parsed);
+  ASSERT_FALSE(py2.findings.empty());
+  EXPECT_EQ(py2.findings[0].rule_id, "syntax_error");
+  EXPECT_EQ(py2.findings[0].line, 2);
 }
 
 TEST(Policy, DeepNestingIsASyntaxErrorNotACrash) {
