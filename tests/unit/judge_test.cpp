@@ -182,6 +182,23 @@ TEST(Judge, TimingInvalid) {
   EXPECT_EQ(judge(forged).outcome, Outcome::timing_invalid);
 }
 
+TEST(Judge, CaseOutsideTheTasksDomainIsSkipped) {
+  Measurements m = loaded();
+  m.cases.push_back(good_case(0));
+  CaseRecord nan_ref = good_case(1);
+  nan_ref.transform = "negate";
+  nan_ref.reference_finite = false;  // e.g. log of negated probabilities
+  nan_ref.mismatches = 1;
+  nan_ref.tolerance_ratio = 1e9;
+  m.cases.push_back(nan_ref);
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::passed);
+  EXPECT_EQ(v.cases_total, 1);
+  // Under the nominal inputs a non-finite reference is compared as it is (NaN must match NaN).
+  m.cases[1].transform = "nominal";
+  EXPECT_EQ(judge(m).outcome, Outcome::incorrect);
+}
+
 TEST(Judge, TaskFailureIsTaskError) {
   Measurements m = loaded();
   m.task_failure = "RuntimeError: shape mismatch";
