@@ -554,6 +554,13 @@ void Analysis::collect(TSNode n, const std::string& cls, const std::string& func
     if (valid(left) && valid(right)) {
       std::string target = text(left);
       assigns_[target].push_back(right);
+      // k = triton.jit(f) / triton.autotune(...)(f): a Triton kernel by assignment
+      if (type(right) == "call") {
+        TSNode f = field(right, "function");
+        while (valid(f) && type(f) == "call") f = field(f, "function");
+        std::string r = valid(f) ? resolve(f) : "";
+        if (r == "triton.jit" || r == "triton.autotune" || r == "triton.heuristics") triton_kernels_.insert(target);
+      }
       // `x = torch.cuda` makes x an alias of a module-level name.
       if (type(left) == "identifier" && (type(right) == "attribute" || type(right) == "identifier")) {
         std::string r = resolve(right);
