@@ -19,6 +19,7 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
     code = 0
     try:
         os.setpgid(0, 0)  # own process group: the supervisor kills the whole group
+        _die_with_parent()
         ctrl.close()
         workdir = req["workdir"]
         os.makedirs(workdir, exist_ok=True)
@@ -90,7 +91,21 @@ def _reap(pid: int, timeout: float) -> dict:
     return {"ok": True, "known": True, "signal": 0, "exit_code": os.WEXITSTATUS(status)}
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (Linux prctl PR_SET_PDEATHSIG), so that no worker
+    (a hung candidate in its own process group) outlives an interrupted or crashed kgym."""
+    import ctypes
+    parent = os.getppid()
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def main() -> None:
+    _die_with_parent()
     ctrl = socket.socket(fileno=3)
     import torch  # noqa: F401 - the point of the zygote
     try:
