@@ -9,5 +9,10 @@ trap 'rm -rf "$OUT"' EXIT
   --out "$OUT/examples.jsonl" --cases 3 -q
 "$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates" --profile off \
   --out "$OUT/adversarial.jsonl" --cases 3 --timeout-case 10 -q
+# GPU-only candidates (Triton): a CUDA context corrupted by an illegal address, then an honest
+# kernel that must still pass; under the strict profile (the honest Triton kernel is allowed).
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates_gpu" \
+  --out "$OUT/gpu_only.jsonl" --cases 3 --jobs 1 -q
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/gpu_only.jsonl" "$ROOT/tests/data/candidates_gpu"
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROOT/examples/candidates"
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates"
