@@ -15,5 +15,7 @@ void add_eval_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 /// `kgym tasks list|show|export`: generated tasks (cmd_tasks.cpp).
 void add_tasks_command(CLI::App& app, int& exit_code);
+/// `kgym serve`: the RL environment server (cmd_serve.cpp).
+void add_serve_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   add_eval_command(app, exit_code);
   add_check_command(app, exit_code);
   add_tasks_command(app, exit_code);
+  add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

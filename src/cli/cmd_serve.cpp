@@ -1,0 +1,142 @@
+// `kgym serve`: the RL environment server (docs/server.md).
+#include <csignal>
+#include <cstdio>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "kgym/error.hpp"
+#include "kgym/evaluator.hpp"
+#include "kgym/gym.hpp"
+#include "kgym/returns.hpp"
+#include "kgym/server.hpp"
+#include "kgym/task.hpp"
+
+namespace kgym::cli {
+namespace {
+
+struct ServeArgs {
+  std::string host = "127.0.0.1";
+  int port = 8000;
+  std::string devices = "cpu";
+  int workers_per_device = 1;
+  std::string suite;
+  std::string evaluator = "engine";
+  std::string python = "python3";
+  int max_turns = 4;
+  std::string reward = "kevin";
+  double gamma = 0.4;
+  std::string return_kind = "sum";
+  std::string backend;  // default: from the device
+  std::string policy_profile = "kernelbench";
+  int n_cases = 5;
+  std::size_t max_episodes = 4096;
+  std::size_t max_code_bytes = 256 * 1024;
+  bool verbose = false;
+};
+
+/// "cpu" | "cuda" | "cuda:0,cuda:1" -> device names. Throws Error(usage) for anything else.
+std::vector<std::string> parse_devices(const std::string& spec) {
+  std::vector<std::string> out;
+  std::stringstream in(spec);
+  for (std::string d; std::getline(in, d, ',');) {
+    bool cuda_n = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (d != "cpu" && d != "cuda" && !cuda_n) {
+      throw Error(ErrorKind::usage, "--devices: unknown device \"" + d + "\"; use cpu, cuda or cuda:0,cuda:1,...");
+    }
+    out.push_back(d);
+  }
+  if (out.empty()) throw Error(ErrorKind::usage, "--devices is empty; use cpu or cuda:0,...");
+  return out;
+}
+
+void run_serve(const ServeArgs& a) {
+  if (a.port < 0 || a.port > 65535) throw Error(ErrorKind::usage, "--port must be 0..65535");
+  if (a.evaluator != "engine" && a.evaluator != "scripted") {
+    throw Error(ErrorKind::usage, "--evaluator must be engine or scripted (a test double)");
+  }
+  Suite suite = load_suite(a.suite);
+  std::vector<Scheduler::Device> devices;
+  for (const auto& d : parse_devices(a.devices)) {
+    if (a.evaluator == "scripted") {
+      devices.push_back({d, std::shared_ptr<Evaluator>(make_scripted_evaluator())});
+    } else {
+      EngineOptions eo;
+      eo.device = d;
+      eo.python = a.python;
+      eo.build_jobs = std::max(1, a.workers_per_device);
+      eo.verbose = a.verbose;
+      devices.push_back({d, std::shared_ptr<Evaluator>(make_engine_evaluator(eo))});
+    }
+  }
+  GymConfig config;
+  config.episode.max_turns = a.max_turns;
+  config.episode.reward = a.reward;
+  config.episode.gamma = a.gamma;
+  config.episode.return_kind = a.return_kind;
+  config.episode.max_code_bytes = a.max_code_bytes;
+  config.episode.prompt.backend = !a.backend.empty() ? a.backend : (devices.front().name == "cpu" ? "cpu" : "cuda");
+  config.episode.prompt.policy_profile = a.policy_profile;
+  config.eval.n_cases = a.n_cases;
+  config.eval.reward = a.reward == "kevin" || a.reward == "log_speed" ? a.reward : "kevin";
+  config.max_episodes = a.max_episodes;
+  // Validate the episode defaults once, on the first task, so a bad flag fails at start-up.
+  try {
+    Episode probe("probe", suite.tasks.front(), config.episode);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::usage, std::string("invalid episode defaults: ") + e.what());
+  }
+
+  // Handle SIGINT/SIGTERM in this thread: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Scheduler scheduler(std::move(devices), a.workers_per_device);
+  Gym gym(std::move(suite.tasks), scheduler, config);
+  ServerConfig sc;
+  sc.host = a.host;
+  sc.port = static_cast<std::uint16_t>(a.port);
+  Server server(gym, scheduler, sc);
+  std::uint16_t port = server.start();
+  std::printf("kgym serve: listening on http://%s:%u (%zu tasks, devices %s, %d workers per device, evaluator %s)\n",
+              a.host.c_str(), port, gym.tasks().size(), a.devices.c_str(), a.workers_per_device, a.evaluator.c_str());
+  std::fflush(stdout);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("kgym serve: signal {}, stopping", sig);
+  server.stop();
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand("serve", "Serve the RL environment over HTTP and WebSocket (OpenEnv protocol)");
+  cmd->add_option("--host", args->host, "Address to listen on")->capture_default_str();
+  cmd->add_option("--port", args->port, "Port (0: any free port, printed at start)")->capture_default_str();
+  cmd->add_option("--devices", args->devices, "cpu, cuda, or cuda:0,cuda:1,... (one engine per device)")->capture_default_str();
+  cmd->add_option("--workers-per-device", args->workers_per_device, "Concurrent evaluations per device")->capture_default_str();
+  cmd->add_option("--suite", args->suite, "Task suite directory (KernelBench layout or flat)")->required();
+  cmd->add_option("--evaluator", args->evaluator, "engine (real judging) or scripted (deterministic test double)")->capture_default_str();
+  cmd->add_option("--python", args->python, "Python interpreter with torch for the engine")->capture_default_str();
+  cmd->add_option("--max-turns", args->max_turns, "Default turns per episode (1 = single-turn)")->capture_default_str();
+  cmd->add_option("--reward", args->reward, "Default reward: kevin, log_speed, stepped, roofline")->capture_default_str();
+  cmd->add_option("--gamma", args->gamma, "Default discount of episode returns")->capture_default_str();
+  cmd->add_option("--return", args->return_kind, "Default return: sum or max")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "Prompt backend: cuda, triton, cpu (default: from the device)");
+  cmd->add_option("--policy-profile", args->policy_profile, "kernelbench, hybrid or strict")->capture_default_str();
+  cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str();
+  cmd->add_option("--max-episodes", args->max_episodes, "Open episodes at most")->capture_default_str();
+  cmd->add_option("--max-code-bytes", args->max_code_bytes, "Longest accepted submission")->capture_default_str();
+  cmd->add_flag("--verbose", args->verbose, "Log the engine's worker activity");
+  cmd->callback([args, &exit_code] {
+    run_serve(*args);
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace kgym::cli
