@@ -62,6 +62,21 @@ std::string query_param(const std::string& query, const std::string& key) {
   return {};
 }
 
+/// After refusing a request whose body is still arriving: stop sending, then read and drop what
+/// the client still sends (bounded), so that it sees the response instead of a reset connection.
+void drain(tcp::socket& socket) {
+  beast::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  timeval tv{5, 0};
+  setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char sink[65536];
+  for (std::size_t total = 0; total < 64u * 1024 * 1024;) {
+    std::size_t n = socket.read_some(net::buffer(sink), ec);
+    if (ec) break;
+    total += n;
+  }
+}
+
 json latency_json(const LatencySummary& s) {
   return {{"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
@@ -254,8 +269,10 @@ struct Server::Impl {
         if (ec == http::error::end_of_stream || ec == net::error::eof) break;
         if (ec) {
           if (ec == http::error::body_limit) {
+            gym.count_error();
             json body = {{"type", "error"}, {"data", {{"message", "the request body exceeds " + std::to_string(config.max_body_bytes) + " bytes"}, {"code", "PAYLOAD_TOO_LARGE"}}}};
             http::write(socket, reply(11, false, 413, body), ec);
+            drain(socket);
           }
           break;
         }
