@@ -168,19 +168,27 @@ void Scheduler::work(std::size_t device_index) {
       add_sample(wait_samples_, wait_next_, ms_since(t->submitted_at_));
     }
     auto started = std::chrono::steady_clock::now();
-    bool ok = true;
+    std::optional<Verdict> verdict;
+    std::exception_ptr error;
     try {
-      t->promise_.set_value(evaluator.evaluate(t->task_, t->candidate_, t->options_));
+      verdict = evaluator.evaluate(t->task_, t->candidate_, t->options_);
     } catch (...) {
-      ok = false;
-      t->promise_.set_exception(std::current_exception());
+      error = std::current_exception();
     }
-    std::lock_guard lock(mutex_);
-    t->status_ = EvaluationTicket::Status::finished;
-    --busy_;
-    --device_busy_[device_index];
-    ++(ok ? completed_ : failed_);
-    add_sample(eval_samples_, eval_next_, ms_since(started));
+    {
+      // Count first, then publish: whoever sees the result also sees it in the metrics.
+      std::lock_guard lock(mutex_);
+      t->status_ = EvaluationTicket::Status::finished;
+      --busy_;
+      --device_busy_[device_index];
+      ++(error ? failed_ : completed_);
+      add_sample(eval_samples_, eval_next_, ms_since(started));
+    }
+    if (error) {
+      t->promise_.set_exception(error);
+    } else {
+      t->promise_.set_value(std::move(*verdict));
+    }
   }
 }
 
