@@ -123,6 +123,24 @@ std::string episode_id_of(const json& body) {
   return *id;
 }
 
+AdvantageRequest parse_advantages(const json& body) {
+  AdvantageRequest r;
+  if (!body.contains("returns") || !body["returns"].is_array() || body["returns"].empty()) {
+    malformed("POST /advantages needs `returns`: a non-empty array of numbers (one group on one task)");
+  }
+  for (const auto& x : body["returns"]) {
+    if (!x.is_number()) malformed("`returns` must hold numbers only, got " + x.dump().substr(0, 40));
+    r.returns.push_back(x.get<double>());
+  }
+  if (auto m = opt<std::string>(body, "method", "a string")) r.method = *m;
+  if (r.method != "grpo" && r.method != "dr_grpo") malformed("`method` must be \"grpo\" or \"dr_grpo\", got \"" + r.method + "\"");
+  if (auto e = opt<double>(body, "eps", "a number")) r.eps = *e;
+  for (const auto& [key, value] : body.items()) {
+    if (key != "returns" && key != "method" && key != "eps") malformed("unknown field `" + key + "` in /advantages");
+  }
+  return r;
+}
+
 json feedback_json(const Feedback& f) {
   json hits = json::array();
   for (const auto& h : f.policy_hits) {

@@ -43,6 +43,15 @@ Action parse_action(const nlohmann::json& action);
 /// The episode id of a body ("episode_id" string); RequestError(malformed) when missing.
 std::string episode_id_of(const nlohmann::json& body);
 
+/// A group's returns for POST /advantages.
+struct AdvantageRequest {
+  std::vector<double> returns;
+  std::string method = "grpo";  ///< "grpo" | "dr_grpo"
+  double eps = 1e-4;
+};
+/// {"returns": [numbers], "method"?: "grpo"|"dr_grpo", "eps"?: number}; RequestError(malformed).
+AdvantageRequest parse_advantages(const nlohmann::json& body);
+
 /// {"observation": {...}, "reward": r|null, "done": b} (OpenEnv StepResponse / ResetResponse).
 nlohmann::json observation_reply(const Observation& o);
 nlohmann::json state_json(const EpisodeState& s);

@@ -185,6 +185,12 @@ struct Server::Impl {
       gym.close(id);
       return {200, json{{"closed", id}}};
     }
+    if (path == "/advantages") {
+      require(http::verb::post);
+      api::AdvantageRequest r = api::parse_advantages(api::parse_body(body));
+      std::vector<double> a = r.method == "dr_grpo" ? dr_grpo_advantages(r.returns) : grpo_advantages(r.returns, r.eps);
+      return {200, json{{"method", r.method}, {"advantages", a}}};
+    }
     throw api::ApiError(404, "NOT_FOUND", "no route " + path + "; see docs/server.md");
   }
 

@@ -1,0 +1,95 @@
+"""Fixtures that start the real `kgym serve` binary (scripted evaluator: deterministic, no torch)."""
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK_SOURCE = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.{op}(x)
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def kgym_binary() -> Path:
+    return Path(os.environ.get("KGYM_BIN", ROOT / "build" / "kgym"))
+
+
+class ServerProcess:
+    """A running `kgym serve`; `url` is its base URL."""
+
+    def __init__(self, args, timeout=60.0):
+        binary = kgym_binary()
+        if not binary.exists():
+            pytest.skip(f"{binary} is not built")
+        self.proc = subprocess.Popen([str(binary), "serve", "--port", "0", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        sel = selectors.DefaultSelector()
+        sel.register(self.proc.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            self.stop()
+            raise RuntimeError("kgym serve printed nothing within the timeout")
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            err = self.proc.stderr.read() if self.proc.poll() is not None else ""
+            self.stop()
+            raise RuntimeError(f"kgym serve did not start: {line!r} {err}")
+        self.url = line.split("listening on ", 1)[1].split()[0]
+        deadline = time.monotonic() + timeout
+        while True:  # wait for /health
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=5) as r:
+                    if json.loads(r.read())["status"] == "healthy":
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise
+                time.sleep(0.1)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_suite(tmp_path_factory):
+    """A flat suite of three tiny elementwise tasks: ids relu, tanh, sigmoid."""
+    d = tmp_path_factory.mktemp("suite")
+    for op in ("relu", "tanh", "sigmoid"):
+        (d / f"{op}.py").write_text(TASK_SOURCE.format(op=op))
+    return d
+
+
+@pytest.fixture(scope="module")
+def scripted_server(tiny_suite):
+    server = ServerProcess(["--devices", "cpu", "--workers-per-device", "2", "--evaluator", "scripted",
+                            "--suite", str(tiny_suite), "--reward", "stepped", "--max-code-bytes", "4000"])
+    yield server
+    server.stop()
