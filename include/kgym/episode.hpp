@@ -45,7 +45,7 @@ class RequestError : public Error {
 /// How the prompt is written.
 struct PromptOptions {
   std::string backend = "cuda";            ///< "cuda" (load_inline), "triton" or "cpu" (C++ load_inline)
-  std::string policy_profile = "kernelbench";  ///< "kernelbench" | "hybrid" | "strict"
+  std::string policy_profile = "strict";  ///< "strict" | "hybrid" | "kernelbench" | "off" (docs/policy_rules.md)
   std::string precision = "fp32";          ///< the precision the outputs must keep
   std::string style = "one_shot";          ///< "one_shot" (KernelBench style, with an example) | "zero_shot"
   int max_turns = 1;                       ///< mentioned in the prompt when > 1

@@ -29,7 +29,7 @@ struct ServeArgs {
   double gamma = 0.4;
   std::string return_kind = "sum";
   std::string backend;  // default: from the device
-  std::string policy_profile = "kernelbench";
+  std::string policy_profile = "strict";
   int n_cases = 5;
   std::size_t max_episodes = 4096;
   std::size_t max_code_bytes = 256 * 1024;
@@ -128,7 +128,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--gamma", args->gamma, "Default discount of episode returns")->capture_default_str();
   cmd->add_option("--return", args->return_kind, "Default return: sum or max")->capture_default_str();
   cmd->add_option("--backend", args->backend, "Prompt backend: cuda, triton, cpu (default: from the device)");
-  cmd->add_option("--policy-profile", args->policy_profile, "kernelbench, hybrid or strict")->capture_default_str();
+  cmd->add_option("--policy-profile", args->policy_profile, "Default policy profile: strict, hybrid, kernelbench or off (docs/policy_rules.md)")->capture_default_str();
   cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str();
   cmd->add_option("--max-episodes", args->max_episodes, "Open episodes at most")->capture_default_str();
   cmd->add_option("--max-code-bytes", args->max_code_bytes, "Longest accepted submission")->capture_default_str();

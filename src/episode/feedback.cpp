@@ -69,7 +69,7 @@ Feedback make_feedback(const Verdict& v, std::size_t log_chars) {
   for (const auto& j : v.policy_findings) {
     if (!j.is_object()) continue;
     PolicyHit hit;
-    hit.rule = j.value("rule", j.value("id", std::string()));
+    hit.rule = j.value("rule_id", j.value("rule", std::string()));
     hit.severity = j.value("severity", std::string());
     hit.message = j.value("message", std::string());
     if (j.contains("line") && j["line"].is_number_integer()) hit.line = j["line"].get<int>();

@@ -100,7 +100,7 @@ class ScriptedEvaluator final : public Evaluator {
         v.messages = {"timing could not be trusted" + who};
         break;
       case Outcome::policy_rejected:
-        v.policy_findings.push_back({{"rule", rule}, {"severity", "reject"}, {"message", error}, {"line", 1}});
+        v.policy_findings.push_back({{"rule_id", rule}, {"severity", "reject"}, {"message", error}, {"line", 1}});
         v.messages = {"policy rule " + rule + " rejected the candidate" + who};
         break;
       case Outcome::build_failed:

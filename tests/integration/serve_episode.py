@@ -13,7 +13,7 @@ from kgym_client import KgymClient, KgymError, KgymSession
 kgym, root = sys.argv[1], Path(sys.argv[2])
 candidates = root / "examples" / "candidates" / "19_ReLU"
 proc = subprocess.Popen([kgym, "serve", "--port", "0", "--devices", "cpu", "--workers-per-device", "1",
-                         "--suite", str(root / "examples" / "suite"), "--cases", "3", "--max-turns", "3"],
+                         "--suite", str(root / "examples" / "suite"), "--cases", "3", "--policy-profile", "off", "--max-turns", "3"],
                         stdout=subprocess.PIPE, text=True)
 try:
     line = proc.stdout.readline()  # the engine starts (imports torch) before the server listens
@@ -48,9 +48,15 @@ try:
         state = s.state()
         assert [t["outcome"] for t in state["turns"]] == ["incorrect", "passed"]
 
-    c = KgymClient(url, timeout=60)
+    # Under the strict profile the same plain-PyTorch candidate is rejected, with rule ids.
+    c = KgymClient(url, timeout=300)
+    r = c.reset(task_id="L1/19_ReLU", single_turn=True, policy_profile="strict")
+    strict = c.submit_kernel(r.episode_id, (candidates / "honest.py").read_text())
+    print("strict:", strict.feedback["outcome"], [h["rule"] for h in strict.feedback["policy_hits"]])
+    assert strict.done and strict.feedback["outcome"] == "policy_rejected"
+    assert strict.feedback["policy_hits"] and all(h["rule"] for h in strict.feedback["policy_hits"])
     m = c.metrics()
-    assert m["evaluations"]["completed"] == 2 and m["eval_latency_ms"]["count"] == 2, m
+    assert m["evaluations"]["completed"] == 3 and m["eval_latency_ms"]["count"] == 3, m
     try:
         c.reset(task_id="L1/999_Nothing")
         raise AssertionError("an unknown task must be refused")
