@@ -31,7 +31,7 @@ struct GymConfig {
 /// Reset parameters; each optional overrides GymConfig::episode when set.
 struct ResetRequest {
   std::optional<std::string> task_id;  ///< an exact task id; wins over split
-  std::optional<std::string> split;    ///< "all", a level "L1" / "level1", or an id prefix "gen/relu"
+  std::optional<std::string> split;    ///< "all", a task pattern of select_tasks ("L1", "L1/1*", "*ReLU*") or an id prefix "gen/relu"
   std::optional<std::uint64_t> seed;   ///< picks the task within the split (index seed % n)
   std::optional<std::string> episode_id;  ///< caller-chosen id (must not be open already)
   std::optional<int> max_turns;

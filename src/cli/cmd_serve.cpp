@@ -1,7 +1,12 @@
 // `kgym serve`: the RL environment server (docs/server.md).
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -33,8 +38,38 @@ struct ServeArgs {
   int n_cases = 5;
   std::size_t max_episodes = 4096;
   std::size_t max_code_bytes = 256 * 1024;
+  double roofline_bandwidth_gbs = 0;  // 0: no roofline floors
+  double roofline_peak_tflops = 0;
   bool verbose = false;
 };
+
+/// Roofline floors (ms) per task id from the suite's manifest.json (written by `kgym tasks
+/// export`: per task its relative `path` and `cost` {bytes, flops}), for a device with the given
+/// bandwidth and peak. A task id of load_suite is its path without ".py" (flat: the stem; KernelBench
+/// layout: "L<N>/<stem>"), so the manifest's path maps to the id the same way. Empty when the
+/// suite has no manifest or the device numbers are unset.
+std::map<std::string, double> roofline_floors(const Suite& suite, double bandwidth_gbs, double peak_tflops) {
+  std::map<std::string, double> floors;
+  const auto manifest_path = suite.root / "manifest.json";
+  if (bandwidth_gbs <= 0 || peak_tflops <= 0 || !std::filesystem::exists(manifest_path)) return floors;
+  nlohmann::json manifest = nlohmann::json::parse(read_file(manifest_path), nullptr, false);
+  if (manifest.is_discarded() || !manifest.contains("tasks")) {
+    throw Error(ErrorKind::input, manifest_path.string() + " is not a kgym tasks manifest (no \"tasks\")");
+  }
+  std::map<std::string, std::string> id_by_path;
+  for (const auto& t : suite.tasks) {
+    id_by_path[std::filesystem::path(t.origin).lexically_relative(suite.root).replace_extension().string()] = t.id;
+  }
+  for (const auto& t : manifest["tasks"]) {
+    if (!t.contains("path") || !t.contains("cost")) continue;
+    auto it = id_by_path.find(std::filesystem::path(t["path"].get<std::string>()).replace_extension().string());
+    if (it == id_by_path.end()) continue;
+    const double bytes = t["cost"].value("bytes", 0.0), flops = t["cost"].value("flops", 0.0);
+    const double floor_ms = std::max(bytes / (bandwidth_gbs * 1e9), flops / (peak_tflops * 1e12)) * 1e3;
+    if (floor_ms > 0) floors[it->second] = floor_ms;
+  }
+  return floors;
+}
 
 /// "cpu" | "cuda" | "cuda:0,cuda:1" -> device names. Throws Error(usage) for anything else.
 std::vector<std::string> parse_devices(const std::string& spec) {
@@ -81,6 +116,12 @@ void run_serve(const ServeArgs& a) {
   config.eval.n_cases = a.n_cases;
   config.eval.reward = a.reward == "kevin" || a.reward == "log_speed" ? a.reward : "kevin";
   config.max_episodes = a.max_episodes;
+  auto floors = std::make_shared<std::map<std::string, double>>(
+      roofline_floors(suite, a.roofline_bandwidth_gbs, a.roofline_peak_tflops));
+  config.roofline_floor = [floors](const Task& t) -> std::optional<double> {
+    auto it = floors->find(t.id);
+    return it == floors->end() ? std::nullopt : std::optional<double>(it->second);
+  };
   // Validate the episode defaults once, on the first task, so a bad flag fails at start-up.
   try {
     Episode probe("probe", suite.tasks.front(), config.episode);
@@ -132,6 +173,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str();
   cmd->add_option("--max-episodes", args->max_episodes, "Open episodes at most")->capture_default_str();
   cmd->add_option("--max-code-bytes", args->max_code_bytes, "Longest accepted submission")->capture_default_str();
+  cmd->add_option("--roofline-bandwidth-gbs", args->roofline_bandwidth_gbs,
+                  "Device DRAM bandwidth (GB/s) for roofline floors from the suite's manifest.json (H200: 4800)");
+  cmd->add_option("--roofline-peak-tflops", args->roofline_peak_tflops,
+                  "Device peak TFLOP/s for roofline floors from the suite's manifest.json");
   cmd->add_flag("--verbose", args->verbose, "Log the engine's worker activity");
   cmd->callback([args, &exit_code] {
     run_serve(*args);

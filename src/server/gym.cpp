@@ -18,14 +18,7 @@ std::string new_episode_id() {
 
 bool in_split(const Task& t, const std::string& split) {
   if (split.empty() || split == "all") return true;
-  for (const char* prefix : {"level", "L"}) {
-    std::string p = prefix;
-    if (split.rfind(p, 0) == 0 && split.size() > p.size() &&
-        split.find_first_not_of("0123456789", p.size()) == std::string::npos) {
-      return t.level == std::stoi(split.substr(p.size()));
-    }
-  }
-  return t.id == split || t.id.rfind(split + "/", 0) == 0;
+  return task_matches(t, split) || t.id.rfind(split + "/", 0) == 0;
 }
 
 }  // namespace

@@ -167,3 +167,30 @@ def test_disconnect_cancels_queued_work(scripted_server):
         t.join(TIMEOUT)
     m = c.metrics()
     assert m["evaluations"]["cancelled"] == before + 1 and m["queue_length"] == 0
+
+
+@pytest.fixture(scope="module")
+def roofline_server(tmp_path_factory):
+    """A flat suite with a tasks manifest: relu has a cost model (5e5 bytes: 0.5 ms at 1 GB/s)."""
+    import json
+    from conftest import TASK_SOURCE, ServerProcess
+    d = tmp_path_factory.mktemp("roofline_suite")
+    for op in ("relu", "tanh"):
+        (d / f"{op}.py").write_text(TASK_SOURCE.format(op=op))
+    (d / "manifest.json").write_text(json.dumps({"tasks": [{"path": "relu.py", "cost": {"bytes": 5e5, "flops": 0}}]}))
+    server = ServerProcess(["--evaluator", "scripted", "--suite", str(d), "--roofline-bandwidth-gbs", "1",
+                            "--roofline-peak-tflops", "1"])
+    yield server
+    server.stop()
+
+
+def test_roofline_reward_from_the_suite_manifest(roofline_server):
+    c = KgymClient(roofline_server.url, timeout=TIMEOUT)
+    r = c.reset(task_id="relu", reward="roofline", single_turn=True)
+    # eager 1 ms (scripted), candidate 1/1.6 ms, floor 0.5 ms: (1 - 0.625) / (1 - 0.5)
+    assert c.submit_kernel(r.episode_id, script(speedup=1.6)).reward == pytest.approx(0.75)
+    with pytest.raises(KgymError) as e:
+        c.reset(task_id="tanh", reward="roofline")
+    assert e.value.code == "VALIDATION_ERROR" and "roofline" in e.value.message
+    r = c.reset(task_id="tanh", reward="roofline", roofline_floor_ms=0.25, single_turn=True)
+    assert c.submit_kernel(r.episode_id, script(speedup=2)).reward == pytest.approx((1 - 0.5) / 0.75)
