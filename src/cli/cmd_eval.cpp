@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -19,6 +20,9 @@
 #include "kgym/report.hpp"
 #include "kgym/reward.hpp"
 #include "kgym/taskgen.hpp"
+#include "kgym/hash.hpp"
+#include "kgym/run.hpp"
+#include "kgym/store.hpp"
 
 namespace kgym::cli {
 namespace fs = std::filesystem;
@@ -27,6 +31,7 @@ namespace {
 
 struct EvalArgs {
   std::string suite, candidates, out, device = "cpu", python = "python3", reward = "kevin", profile;
+  std::string run_dir, db;  ///< run directory (verdicts, SQLite, manifest); shared SQLite database
   std::vector<std::string> tasks;
   int cases = 5, jobs = 0;
   double scale = 1.0;
@@ -60,6 +65,15 @@ void run_eval(EvalArgs& a) {
                          "policy profile is '%s' (--profile strict rejects them)\n",
                  (root / "examples").c_str(), a.profile.c_str());
   }
+  // A run directory (kgym generate's output) as candidates: judge RUN/candidates.jsonl, write
+  // the verdicts, the SQLite store and the manifest into the run.
+  if (!a.candidates.empty() && run::is_run_dir(a.candidates)) {
+    if (a.run_dir.empty()) a.run_dir = a.candidates;
+    a.candidates = (fs::path(a.candidates) / run::kCandidates).string();
+    if (!fs::exists(a.candidates))
+      throw Error(ErrorKind::input, "run directory has no " + std::string(run::kCandidates) + ": " + a.candidates);
+  }
+  if (!a.run_dir.empty() && a.out.empty()) a.out = (fs::path(a.run_dir) / run::kVerdicts).string();
   if (a.candidates.empty())
     throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files or a .jsonl file)");
   std::optional<Suite> suite;
@@ -106,9 +120,63 @@ void run_eval(EvalArgs& a) {
       }
     }
   }
-  if (!a.out.empty() && fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
+  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
   std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
   if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
+
+  // SQLite: RUN/results.sqlite for a run directory and/or a shared --db (run name = the run's
+  // folder name, else the verdicts file's stem).
+  fs::path run_path = fs::absolute(a.run_dir.empty() ? fs::path(a.out) : fs::path(a.run_dir)).lexically_normal();
+  if (run_path.filename().empty()) run_path = run_path.parent_path();
+  const std::string run_name = a.run_dir.empty() ? run_path.stem().string() : run_path.filename().string();
+  std::vector<std::unique_ptr<ResultStore>> stores;
+  if (!a.run_dir.empty()) stores.push_back(std::make_unique<ResultStore>(fs::path(a.run_dir) / run::kResults, run_name));
+  if (!a.db.empty()) stores.push_back(std::make_unique<ResultStore>(a.db, run_name));
+  const auto eval_started = std::chrono::steady_clock::now();
+  const std::string started_at = run::utc_now();
+
+  // What the manifest names (taken before the evaluations are moved into the work list).
+  std::set<std::string> task_ids;
+  std::string task_hashes;
+  for (const auto& e : evals) {
+    if (task_ids.insert(e.task.id).second) task_hashes += sha256_hex(e.task.source);
+  }
+  const std::size_t candidates_total = evals.size();
+
+  // The manifest is written when the evaluation starts (finished: null) and completed at the
+  // end, so a run killed midway still says what it was judging and how.
+  auto manifest_patch = [&](std::size_t evaluated, bool finished, nlohmann::json environment) {
+    nlohmann::json eo_json = {{"cases", eo.n_cases}, {"scale", eo.scale}, {"reward", eo.reward},
+                              {"policy_profile", eo.policy_profile}, {"timing", eo.time_candidate},
+                              {"compile_baseline", eo.compile_baseline}, {"transforms", eo.transforms},
+                              {"warmup", eo.timing.warmup}, {"min_calls", eo.timing.min_calls},
+                              {"max_calls", eo.timing.max_calls}, {"budget_ms", eo.timing.budget_ms}};
+    std::string binary_hash;
+    try {
+      binary_hash = sha256_hex(read_file("/proc/self/exe"));
+    } catch (const Error&) {
+    }
+    return nlohmann::json{
+        {"kgym", KGYM_VERSION},
+        {"tasks", std::vector<std::string>(task_ids.begin(), task_ids.end())},
+        {"eval",
+         {{"candidates", a.candidates},
+          {"suite", a.suite},
+          {"device", a.device},
+          {"options", eo_json},
+          {"candidates_total", candidates_total},
+          {"evaluated_now", evaluated},
+          {"resumed", a.resume},
+          {"started", started_at},
+          {"finished", finished ? nlohmann::json(run::utc_now()) : nlohmann::json(nullptr)},
+          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - eval_started).count()}}},
+        {"provenance",
+         {{"environment", environment},
+          {"kgym_binary_sha256", binary_hash},
+          {"candidates_sha256", sha256_hex(read_file(a.candidates))},
+          {"tasks_sha256", sha256_hex(task_hashes)}}}};
+  };
+  if (!a.run_dir.empty()) run::update_manifest(a.run_dir, manifest_patch(0, false, nullptr));
 
   std::vector<Evaluation> todo;
   for (auto& e : evals)
@@ -135,6 +203,7 @@ void run_eval(EvalArgs& a) {
         out << nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         out.flush();
         if (!out) throw Error(ErrorKind::input, "writing " + a.out + " failed (disk full?); verdicts so far are kept");
+        for (auto& st : stores) st->add(v);
         verdicts.push_back(std::move(v));
         if (!a.quiet)
           std::fprintf(stderr, "[%zu/%zu] %s\n", verdicts.size(), todo.size(), short_line(verdicts.back()).c_str());
@@ -152,6 +221,16 @@ void run_eval(EvalArgs& a) {
   for (auto& t : threads) t.join();
   if (fatal) std::rethrow_exception(fatal);
 
+  if (!a.run_dir.empty() || !stores.empty()) {
+    // Manifest: what was judged, how, where, and how long it took (merged into the run's own).
+    nlohmann::json patch = manifest_patch(verdicts.size(), true, engine.environment());
+    if (!a.run_dir.empty()) {
+      run::update_manifest(a.run_dir, patch);
+      patch = run::read_manifest(a.run_dir);
+    }
+    for (auto& st : stores) st->write_manifest(patch);
+  }
+
   std::printf("\n%s", render_summary(summarize(verdicts)).c_str());
   std::printf("verdicts: %s\n", a.out.c_str());
 }
@@ -163,10 +242,15 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("eval", "Judge candidates on tasks; write one JSON verdict per line");
   cmd->add_option("--suite", a->suite, "Directory of KernelBench problems (level<N>/<name>.py)");
   cmd->add_option("--candidates", a->candidates,
-                  "Directory of <task stem>.py candidates, or a .jsonl file (kgym or CUDA-L1 rows)");
+                  "Directory of <task stem>.py candidates, a .jsonl file (kgym or CUDA-L1 rows), or a "
+                  "run directory made by `kgym generate`");
   cmd->add_option("--tasks", a->tasks, "Task ids, globs or levels (L1, L1/19, L1/19_ReLU, '*ReLU*')")->delimiter(',');
   cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str();
   cmd->add_option("--out", a->out, "Verdicts JSONL file (default kgym-verdicts.jsonl)");
+  cmd->add_option("--run-dir", a->run_dir,
+                  "Write a run directory: verdicts.jsonl, results.sqlite and manifest.json (a run "
+                  "directory given as --candidates is its own --run-dir)");
+  cmd->add_option("--db", a->db, "Also store the verdicts in this (shared) SQLite database");
   cmd->add_flag("--resume", a->resume, "Append to --out, skipping (task, candidate) pairs already in it");
   cmd->add_option("--cases", a->cases, "Correctness cases per candidate, each with a fresh secret seed")
       ->capture_default_str()->check(CLI::Range(1, 100));

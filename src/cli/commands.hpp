@@ -17,5 +17,9 @@ void add_check_command(CLI::App& app, int& exit_code);
 void add_tasks_command(CLI::App& app, int& exit_code);
 /// `kgym serve`: the RL environment server (cmd_serve.cpp).
 void add_serve_command(CLI::App& app, int& exit_code);
+/// `kgym report`: metrics of a run, claims, implausible speedups, comparison (cmd_report.cpp).
+void add_report_command(CLI::App& app, int& exit_code);
+/// `kgym generate`: candidates from an OpenAI-compatible endpoint into a run directory (cmd_generate.cpp).
+void add_generate_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   add_check_command(app, exit_code);
   add_tasks_command(app, exit_code);
   add_serve_command(app, exit_code);
+  add_report_command(app, exit_code);
+  add_generate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""A small OpenAI-compatible chat-completions server for tests (standard library only).
+
+Usage: fake_openai_server.py PORT_FILE LOG_FILE [--fail-first N]
+
+Listens on 127.0.0.1 on a free port (written to PORT_FILE), answers POST <any>/chat/completions
+with canned completions and appends one JSON line per request to LOG_FILE. The canned answer is
+the task's reference `Model` (found in the first user message) renamed to `ModelNew`, inside a
+```python block: a correct plain-PyTorch candidate. On a turn after feedback, it answers the
+same module with a comment naming the turn. The first N requests get HTTP 503 with Retry-After: 0
+(to exercise retries).
+"""
+import json
+import re
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+STATE = {"count": 0, "fail_first": 0}
+
+
+def canned(messages):
+    first_user = next(m["content"] for m in messages if m["role"] == "user")
+    m = re.search(r"```python\n(.*?)```", first_user, re.S)
+    ref = m.group(1) if m else ""
+    code = re.sub(r"\bModel\b", "ModelNew", ref)
+    turns = sum(1 for x in messages if x["role"] == "assistant")
+    return "Here is a faster version.\n\n```python\n# attempt %d\n%s```\n" % (turns + 1, code)
+
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with LOCK:
+            STATE["count"] += 1
+            n = STATE["count"]
+            with open(LOG, "a") as f:
+                f.write(json.dumps({"path": self.path, "n": n, "model": body.get("model"),
+                                    "messages": len(body.get("messages", []))}) + "\n")
+        if not self.path.endswith("/chat/completions"):
+            self.send_response(404)
+            self.end_headers()
+            return
+        if n <= STATE["fail_first"]:
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+            return
+        content = canned(body["messages"])
+        reply = {"id": "cmpl-%d" % n, "object": "chat.completion", "model": body.get("model"),
+                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                              "finish_reason": "stop"}],
+                 "usage": {"prompt_tokens": 100, "completion_tokens": 50, "total_tokens": 150}}
+        data = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+if __name__ == "__main__":
+    port_file, LOG = sys.argv[1], sys.argv[2]
+    if "--fail-first" in sys.argv:
+        STATE["fail_first"] = int(sys.argv[sys.argv.index("--fail-first") + 1])
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+    os.replace(port_file + ".tmp", port_file)
+    server.serve_forever()
