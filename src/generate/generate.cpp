@@ -79,11 +79,11 @@ GenerateStats generate_run(const fs::path& run_dir, const std::vector<Task>& tas
     tokens_used += j.value("prompt_tokens", 0L) + j.value("completion_tokens", 0L);
   std::atomic<bool> budget_hit{false};
 
-  struct Episode {
+  struct Slot {
     const Task* task;
     int sample;
   };
-  std::vector<Episode> episodes;
+  std::vector<Slot> episodes;
   for (int s = 0; s < o.samples; ++s)
     for (const auto& t : tasks) episodes.push_back({&t, s});
 

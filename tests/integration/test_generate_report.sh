@@ -31,14 +31,16 @@ assert all("class ModelNew" in g["code"] for g in gens), gens[0]
 assert all(g["turn"] in (0, 1) and g["sample"] in (0, 1) for g in gens)
 turn1 = [g for g in gens if g["turn"] == 1]
 assert all("attempt 2" in g["code"] for g in turn1), "turn 1 must see the first turn in its context"
-assert all(g["feedback"].startswith("Result of your last kernel: passed") for g in gens), gens[0]["feedback"]
+assert all("attempt 1" in g["code"] for g in gens if g["turn"] == 0)
+assert all(g["feedback"].startswith("Outcome: passed") for g in gens), gens[0]["feedback"]
+assert all(g["verdict"]["candidate_id"] == g["candidate_id"] for g in gens)
 m = json.load(open(run + "/manifest.json"))
 assert m["generate"]["samples"] == 2 and m["generate"]["turns"] == 2 and m["generate"]["tokens_used"] == 8 * 150, m
 assert m["generate"]["last_phase"]["retries"] == 1, m["generate"]["last_phase"]
 print("generate ok")
 PY
-# the second turn's request carried the first turn and its feedback (system, user, assistant, user)
-grep -q '"messages": 4' "$T/requests.log"
+# the second turn's request carried the task prompt, the first submission and its verdict
+grep -q '"messages": 3' "$T/requests.log"
 
 # 2) resumption: the same command asks nothing again
 "$KGYM" generate "${GEN[@]}" --samples 2 --turns 2 --concurrency 2 --out "$T/run" | tee "$T/resume.txt"

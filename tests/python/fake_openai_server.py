@@ -5,7 +5,7 @@ Usage: fake_openai_server.py PORT_FILE LOG_FILE [--fail-first N]
 
 Listens on 127.0.0.1 on a free port (written to PORT_FILE), answers POST <any>/chat/completions
 with canned completions and appends one JSON line per request to LOG_FILE. The canned answer is
-the task's reference `Model` (found in the first user message) renamed to `ModelNew`, inside a
+the task's reference `Model` (the code block after "Your task" in the first user message) renamed to `ModelNew`, inside a
 ```python block: a correct plain-PyTorch candidate. On a turn after feedback, it answers the
 same module with a comment naming the turn. The first N requests get HTTP 503 with Retry-After: 0
 (to exercise retries).
@@ -22,7 +22,9 @@ STATE = {"count": 0, "fail_first": 0}
 
 def canned(messages):
     first_user = next(m["content"] for m in messages if m["role"] == "user")
-    m = re.search(r"```python\n(.*?)```", first_user, re.S)
+    # the task's reference is the block after "Your task" (kgym's prompt may show an example first)
+    tail = first_user[first_user.find("Your task"):] if "Your task" in first_user else first_user
+    m = re.search(r"```python\n(.*?)```", tail, re.S)
     ref = m.group(1) if m else ""
     code = re.sub(r"\bModel\b", "ModelNew", ref)
     turns = sum(1 for x in messages if x["role"] == "assistant")
