@@ -34,6 +34,9 @@ struct TimingOptions {
   double budget_ms = 2000;     ///< stop adding calls once this much time was spent (after min_calls)
   double target_spread = 0.05; ///< stop early once IQR / median is below this (after min_calls)
   bool l2_flush = true;        ///< flush >= 2x L2 before each timed call (GPU only)
+  int rounds = 2;              ///< interleaved rounds: candidate, eager, compile, candidate, ... (calls split evenly)
+  int rechecks_per_round = 2;  ///< timed outputs per round rechecked by the reference (a secret subset)
+  double wall_check_ms = 50;   ///< aim of the wall-clock cross-check: about this many ms of calls (5..200 calls)
 };
 
 /// Per-evaluation settings.
@@ -47,6 +50,7 @@ struct EvalOptions {
   double scale = 1.0;               ///< multiply the task's module-level size constants (>= 16) by this
   bool time_candidate = true;       ///< run the timing gate at all
   bool compile_baseline = false;    ///< also time torch.compile(Model)
+  bool other_shape = true;          ///< one more case with the size constants changed (x0.75, odd), where the task allows
   TimingOptions timing;
   Timeouts timeouts;
   std::string reward = "kevin";     ///< reward function name (reward.hpp)

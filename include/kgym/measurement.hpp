@@ -5,6 +5,7 @@
 // schema is documented in docs/measurements.md and round-trips through to_json/from_json.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct LoadRecord {
   bool model_new_defined = false;///< a top-level `ModelNew` class exists in the source
   std::optional<Failure> failure;
   double parse_ms = 0, import_ms = 0, init_ms = 0;
+  /// Harness/torch functions replaced or precision flags changed by the import (D13, H40).
+  std::vector<std::string> tampered;
 };
 
 /// One correctness case: the candidate's run (candidate executor) and the comparison with the
@@ -59,6 +62,23 @@ struct CaseRecord {
   std::int64_t mismatches = 0;            ///< elements outside the tolerance (incl. non-finite)
   std::vector<std::int64_t> first_mismatch_index;  ///< multi-index of the first mismatch
   bool reference_finite = true;     ///< the reference output itself has no NaN/Inf
+  // Run-time integrity (issue 4, docs/correctness.md).
+  std::string shape_variant;        ///< "" (the task's sizes) or "other" (size constants changed)
+  bool poisoned = false;            ///< free allocator blocks were poisoned before each run (D4; GPU)
+  int reruns = 0;                   ///< runs of the case (2: the second, differently poisoned, is compared)
+  /// max |run1 - run2| / (atol + rtol |run2|) between the two runs (> 1: output depends on garbage).
+  double rerun_tolerance_ratio = 0;
+  std::int64_t rerun_nonfinite_mismatches = 0;  ///< NaN/Inf positions that differ between the runs
+  bool output_stable = true;        ///< the output read again after a delay was bitwise unchanged (D8)
+  bool threads_leaked = false;      ///< a thread started by the call was still alive after it (D8)
+  std::string thread_detail;
+  std::vector<std::string> tampered;///< harness functions replaced / precision flags changed (D13, H40)
+  bool fp64_checked = false;        ///< the output was also compared with a float64 reference
+  double fp64_error = 0;            ///< max |out - ref64| (of the worst output tensor)
+  double fp64_reference_error = 0;  ///< max |ref - ref64|: the task-dtype reference's own error
+  double fp64_scale = 0;            ///< max |ref64|
+  double dtype_eps = 0;             ///< machine epsilon of the output dtype
+  std::vector<std::string> trivial_passing;  ///< trivial answers that would pass this case (audit)
 };
 
 /// Repeated timed calls of one callable (candidate, eager reference or torch.compile reference).
@@ -69,6 +89,52 @@ struct TimingRecord {
   bool l2_flushed = false;     ///< an L2 flush (>= 2x L2) ran before every timed call, outside the window
   double wall_ms = 0;          ///< supervisor-side wall clock of the whole timed phase
   std::optional<Failure> failure;  ///< timing could not complete (e.g. torch.compile failed)
+  // Run-time integrity (issue 4, docs/timing.md).
+  bool fresh_inputs = false;   ///< every call got new input values and storage (from its own seed)
+  int rounds = 1;              ///< interleaved rounds (candidate, eager, compile, candidate, ...)
+  bool l2_persist_reset = false;  ///< persisting-L2 limit set to 0 before each call (D9; GPU)
+  int l2_persist_violations = 0;  ///< calls after which the persisting-L2 limit was not 0
+  int threads_leaked = 0;      ///< calls after which a thread they started was still alive
+  std::string thread_detail;
+  std::vector<std::string> tampered;  ///< harness functions replaced / precision flags changed
+  std::map<std::string, std::string> precision_flags;  ///< the process's precision flags (H40)
+  std::vector<CaseRecord> rechecks;  ///< timed outputs rechecked by the reference (D3); index = call
+  int wall_check_calls = 0;    ///< synchronised calls timed by the supervisor's wall clock
+  double wall_check_ms = 0;    ///< their wall clock, the request's own round trip subtracted
+};
+
+/// The GPU kernels of a few traced calls of the candidate (torch.profiler / CUPTI; D7, D14).
+struct LaunchRecord {
+  bool traced = false;
+  std::string skipped;         ///< why there is no trace ("cpu: no kernel trace", a profiler error)
+  int calls = 0;               ///< traced calls
+  double own_ms = 0;           ///< GPU time in the candidate's own kernels (not library/ATen)
+  double library_ms = 0;       ///< GPU time in library or ATen compute kernels (cuBLAS, cuDNN, ATen, Inductor)
+  double glue_ms = 0;          ///< ATen fills/copies/layout kernels
+  double memory_ms = 0;        ///< memcpy/memset activities
+  int outside_window = 0;      ///< kernels that started or ended outside every call's window
+  int graph_launches = 0;      ///< cudaGraphLaunch calls seen
+  std::vector<int> streams, devices;
+  std::vector<nlohmann::json> kernels;  ///< distinct kernels: name, category, stream, call, start/end_us
+};
+
+/// The physics floor of one call of the task (D11): least bytes over measured bandwidth, FLOPs
+/// (torch.utils.flop_counter on the reference) over measured tensor-core peak.
+struct RooflineRecord {
+  std::int64_t bytes = 0;      ///< inputs + outputs of one call
+  double flops = 0;
+  double bandwidth_gbps = 0, peak_tflops = 0;
+  double floor_ms = 0;         ///< max(bytes / bandwidth, flops / peak)
+  bool applied = false;        ///< false on CPU (no cache flush) or when unavailable
+  std::string note;
+};
+
+/// Per-evaluation audit of the task's cases (D12): trivial answers and the other-shape case.
+struct TaskAudit {
+  std::vector<std::string> trivial_passing;    ///< trivial answers passing every regular case
+  std::vector<std::string> strengthened_with;  ///< transforms of the cases added because of that
+  std::vector<std::string> still_passing;      ///< trivial answers passing those too (weak task)
+  std::string other_shape;                     ///< "ran: <sizes>" or "skipped: <reason>"
 };
 
 /// Everything measured for one (task, candidate) evaluation.
@@ -80,6 +146,9 @@ struct Measurements {
   std::optional<Failure> crash;       ///< the candidate process died (signal / exit) or broke protocol
   std::optional<std::string> timed_out_stage;  ///< the stage whose time limit expired
   std::uint64_t init_seed = 0;        ///< seed under which Model and ModelNew were constructed
+  std::optional<LaunchRecord> launch; ///< kernel trace of the candidate (GPU)
+  std::optional<RooflineRecord> roofline;
+  TaskAudit audit;
 };
 
 void to_json(nlohmann::json& j, const Failure& v);
@@ -90,6 +159,12 @@ void to_json(nlohmann::json& j, const CaseRecord& v);
 void from_json(const nlohmann::json& j, CaseRecord& v);
 void to_json(nlohmann::json& j, const TimingRecord& v);
 void from_json(const nlohmann::json& j, TimingRecord& v);
+void to_json(nlohmann::json& j, const LaunchRecord& v);
+void from_json(const nlohmann::json& j, LaunchRecord& v);
+void to_json(nlohmann::json& j, const RooflineRecord& v);
+void from_json(const nlohmann::json& j, RooflineRecord& v);
+void to_json(nlohmann::json& j, const TaskAudit& v);
+void from_json(const nlohmann::json& j, TaskAudit& v);
 void to_json(nlohmann::json& j, const Measurements& v);
 void from_json(const nlohmann::json& j, Measurements& v);
 

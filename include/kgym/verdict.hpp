@@ -31,6 +31,23 @@ struct JudgeOptions {
   /// Reported event times may exceed the supervisor's wall clock of the timed phase by at most
   /// this factor (+1 ms); more means the clock the candidate side reported cannot be true.
   double wall_clock_slack = 1.05;
+  /// Policy profile (strict | hybrid | kernelbench | off) for the launch-gate decisions on the
+  /// kernel trace: strict and hybrid require the candidate's own kernels to have run, no CUDA
+  /// graph replay, and at most strict_library_share / hybrid_library_share of the traced GPU
+  /// time in library/ATen compute kernels. kernelbench and off only record the trace.
+  std::string policy_profile = "off";
+  double strict_library_share = 0.10;
+  double hybrid_library_share = 1.0;
+  /// Float64 cross-check (H21): a float output fails when max |out - ref64| exceeds
+  /// max(precision_factor * max |ref - ref64|, precision_floor_eps * eps(dtype) * max |ref64|).
+  double precision_factor = 32;
+  double precision_floor_eps = 64;
+  /// Roofline (D11): the candidate's median below floor_ms / roofline_safety is timing_invalid.
+  double roofline_safety = 1.5;
+  /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
+  /// at least the supervisor's wall clock per synchronised call.
+  double wall_check_factor = 2.0;
+  double wall_check_slack_ms = 0.05;
 };
 
 /// Summary statistics of a list of times (ms).

@@ -2,7 +2,7 @@
 
 It builds and runs the candidate on the inputs it is handed and returns outputs and contract
 observations; it never sees reference outputs, case seeds or the verdict. Requests (``op``):
-load, run_case, time, exit.
+load, run_case, time, wall, trace, exit.
 """
 import ast
 import os
@@ -10,13 +10,28 @@ import time
 
 import torch
 
-from . import common, protocol, tensors
+from . import common, integrity, protocol, tensors
+from .reference import scaled_atol as _scaled_atol
 
 # Captured before any candidate code is imported.
 _type = type
 _Tensor = torch.Tensor
 _equal = torch.equal
 _perf = time.perf_counter
+_sleep = time.sleep
+
+
+def _harness_fingerprints():
+    """D13: the harness's own functions and the torch/time functions it relies on."""
+    import sys
+    fp = integrity.Fingerprints().add_torch()
+    from . import reference
+    for mod in (common, integrity, protocol, tensors, reference, sys.modules[__name__]):
+        fp.add_module(mod)
+    return fp
+
+
+STABILITY_DELAY_S = 0.02  # output re-read after this delay must be unchanged (D8)
 
 
 def _bits(t):
@@ -32,8 +47,21 @@ class CandidateExecutor:
         self.log_path = log_path
         self.model = None
         self.inputs = None
+        self.task = None
+        self.calls = 0
+        self.fingerprints = _harness_fingerprints()
+        self.flags = integrity.precision_flags()
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
+
+    def _tampered(self) -> list:
+        """Harness functions replaced and precision flags changed since start (flags restored)."""
+        bad = self.fingerprints.changed()
+        now = integrity.precision_flags()
+        flags = [f"precision flag {k}={now.get(k)} (was {v})" for k, v in self.flags.items() if now.get(k) != v]
+        if flags:
+            integrity.restore_precision_flags(self.flags)
+        return bad + flags
 
     def _log_tail(self) -> str:
         try:
@@ -64,6 +92,8 @@ class CandidateExecutor:
             task = common.load_module(req["task_source"], "kgym_task", self.workdir)
             common.scale_sizes(task, float(req.get("scale", 1.0)))
             init_inputs = task.get_init_inputs()
+            self.task = task
+            self.fingerprints.add_module(task, "task")
         except Exception as exc:  # noqa: BLE001 - the task itself failed here
             rec["failure"] = common.failure("task", exc)
             return rec
@@ -84,25 +114,52 @@ class CandidateExecutor:
             rec["failure"] = common.failure("init", exc, self._log_tail())
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
+        rec["tampered"] = self._tampered()
         rec["ok"] = True
         return rec
 
+    def _call(self, inputs, first: bool):
+        """One observed call: census before/after, device sync, identity check after.
+        Returns (output, thread-leak description or '')."""
+        before = integrity.thread_census()
+        with torch.no_grad():
+            common.synchronize(self.device)
+            out = self.model(*inputs)
+            common.synchronize(self.device)
+        after = integrity.thread_census()
+        leak = integrity.census_leak(before, after)
+        if not leak and not first and integrity.native_growth(before, after):
+            leak = f"native thread count grew from {before[1]} to {after[1]} during the call"
+        self.calls += 1
+        return out, leak
+
     def run_case(self, req, blobs):
+        """Runs the candidate twice on copies of the case's inputs, the caching allocator's free
+        blocks poisoned with a different pattern before each run (D4), threads counted around
+        each (D8); the second output is re-read after a delay (D8) and returned. Contract:
+        plain tensors, inputs unchanged (bitwise), no output storage overlapping an input."""
         inputs = tensors.decode(req["inputs"], blobs, self.device)
         in_tensors = [t for t in tensors.tensors_of(inputs)]
         snapshots = [(t.shape, t.stride(), t.clone()) for t in in_tensors]
+        first_copy = common.clone_value(inputs)
+        first_tensors = tensors.tensors_of(first_copy)
         self.inputs = inputs
-        rec = {"ok": True}
+        table = req.get("tolerances") or {}
+        rec = {"ok": True, "reruns": 2}
         try:
-            with torch.no_grad():
-                common.synchronize(self.device)
-                t0 = _perf()
-                out = self.model(*inputs)
-                common.synchronize(self.device)
-                rec["call_ms"] = (_perf() - t0) * 1e3
+            rec["poisoned"] = integrity.poison_free_memory(self.device, 0xFF)
+            out1, leak1 = self._call(first_copy, self.calls == 0)
+            integrity.poison_free_memory(self.device, 0x7F)
+            t0 = _perf()
+            out, leak2 = self._call(inputs, False)
+            rec["call_ms"] = (_perf() - t0) * 1e3
         except BaseException as exc:  # noqa: BLE001
             rec["failure"] = common.failure("case", exc)
             return rec
+        rec["tampered"] = self._tampered()
+        if leak1 or leak2:
+            rec["threads_leaked"] = True
+            rec["thread_detail"] = leak1 or leak2
         # Exact contract: plain tensors only; never call methods of anything else.
         if _type(out) is _Tensor:
             outs = [out]
@@ -115,11 +172,17 @@ class CandidateExecutor:
             rec.update(output_plain_tensor=False,
                        output_type=f"{_type(bad).__module__}.{_type(bad).__qualname__}")
             return rec
+        # Stability: the output must not change after the call returned.
+        frozen = [o.detach().clone() for o in outs]
+        _sleep(STABILITY_DELAY_S)
+        common.synchronize(self.device)
+        rec["output_stable"] = all(_equal(_bits(a), _bits(b)) for a, b in zip(frozen, outs))
         unchanged = True
-        for t, (shape, stride, snap) in zip(in_tensors, snapshots):
-            if _type(t) is not _Tensor or t.shape != shape or t.stride() != stride or \
-                    not _equal(_bits(t), _bits(snap)):
-                unchanged = False
+        for ts in (in_tensors, first_tensors):
+            for t, (shape, stride, snap) in zip(ts, snapshots):
+                if _type(t) is not _Tensor or t.shape != shape or t.stride() != stride or \
+                        not _equal(_bits(t), _bits(snap)):
+                    unchanged = False
         rec["inputs_unchanged"] = unchanged
         aliases = False
         for o in outs:
@@ -131,23 +194,82 @@ class CandidateExecutor:
                 if os_ < te and ts < oe and o.device == t.device:
                     aliases = True
         rec["output_aliases_input"] = aliases
+        # Run 1 vs run 2 (different poison): a read of uninitialised memory shows up here.
+        outs1 = common.output_tensors(out1)
+        ratio, nonfin = 0.0, 0
+        if outs1 is None or len(outs1) != len(frozen):
+            ratio = float("inf")
+        else:
+            for a, b in zip(outs1, frozen):
+                if a.shape != b.shape or a.dtype != b.dtype:
+                    ratio = float("inf")
+                    break
+                if not a.is_floating_point():
+                    if not _equal(a, b):
+                        ratio = float("inf")
+                    continue
+                atol, rtol = table.get(tensors.dtype_name(b.dtype), table.get("float32", [1e-4, 1e-4]))
+                ad, bd = a.double(), b.double()
+                atol = _scaled_atol(float(atol), bd)
+                fin = torch.isfinite(ad) & torch.isfinite(bd)
+                nonfin += int((torch.isnan(ad) != torch.isnan(bd)).sum()) + \
+                    int((torch.isinf(ad) & (ad != bd)).sum())
+                if fin.any():
+                    r = ((ad - bd).abs() / (atol + rtol * bd.abs()))[fin]
+                    ratio = max(ratio, float(r.max()) if bool((r == r).all()) else float("inf"))
+        rec["rerun_tolerance_ratio"] = min(ratio, 1e300)  # JSON has no Infinity
+        rec["rerun_nonfinite_mismatches"] = nonfin
+        del out1, outs1, first_copy
         out_blobs = []
-        rec["output"] = tensors.encode(outs[0] if len(outs) == 1 and _type(out) is _Tensor else outs, out_blobs)
+        rec["output"] = tensors.encode(frozen[0] if len(frozen) == 1 and _type(out) is _Tensor else frozen, out_blobs)
         return rec, out_blobs
 
+    def _make_args(self, seed):
+        return common.make_inputs(self.task, int(seed), "nominal", self.device, on_device=True)
+
     def time(self, req, blobs):
+        """Timed calls on fresh inputs per call (seeds chosen by the supervisor); the outputs of
+        the calls in ``keep`` (secret to the candidate code) are returned for a recheck (D3)."""
         opts = req["options"]
-        copies = [common.clone_value(self.inputs) for _ in range(int(opts.get("input_copies", 3)))]
         try:
-            rec = common.time_calls(self.model, copies, self.device, opts)
+            rec, kept = common.time_calls(self.model, self._make_args, [int(x) for x in req["seeds"]],
+                                          self.device, opts, keep=req.get("keep", []), guard=self._tampered)
         except BaseException as exc:  # noqa: BLE001
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
-        return {"ok": True, "timing": rec}
+        rec["precision_flags"] = integrity.precision_flags()
+        out_blobs, kept_meta = [], []
+        for index in sorted(kept):
+            value = kept[index]
+            if isinstance(value, list) and all(_type(o) is _Tensor for o in value):
+                meta = tensors.encode(value[0] if len(value) == 1 else value, out_blobs)
+            else:
+                meta = {"kind": "invalid", "type": _type(value).__name__}
+            kept_meta.append({"index": index, "output": meta})
+        return {"ok": True, "timing": rec, "kept": kept_meta}, out_blobs
+
+    def wall(self, req, blobs):
+        """1 + ``n`` synchronised calls on one fresh input set; the supervisor times the request
+        for n and for 0 and takes the difference."""
+        n = int(req["n"])
+        args = self._make_args(int(req["seed"]))
+        common.wall_calls(self.model, args, 1 + n, self.device)  # one warm call, then n
+        return {"ok": True}
+
+    def trace(self, req, blobs):
+        """The kernels of a few calls (GPU only; on CPU there is no trace and the record says so)."""
+        if not self.device.startswith("cuda"):
+            return {"ok": True, "launch": {"traced": False, "skipped": "cpu: no kernel trace"}}
+        try:
+            rec = integrity.kernel_trace(self.model, self._make_args, [int(x) for x in req["seeds"]], self.device)
+        except BaseException as exc:  # noqa: BLE001 - the profiler is ours; report, don't judge
+            return {"ok": True, "launch": {"traced": False, "skipped": f"trace failed: {type(exc).__name__}: {exc}"}}
+        return {"ok": True, "launch": rec}
 
 
 def serve(sock, device: str, workdir: str, log_path: str) -> None:
     ex = CandidateExecutor(device, workdir, log_path)
-    handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time}
+    handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
+                "trace": ex.trace}
     while True:
         try:
             req, blobs = protocol.recv(sock)

@@ -46,7 +46,8 @@ def scale_sizes(module, factor: float) -> dict:
 
 
 def transform_value(value, transform: str):
-    """Applies a value transform (nominal, scale3, scale001, negate, abs) to float tensors."""
+    """Applies a value transform (nominal, scale3, scale001, negate, abs; scale100 and cube for
+    tasks whose cases a trivial answer passes) to float tensors."""
     if isinstance(value, (list, tuple)):
         out = [transform_value(v, transform) for v in value]
         return tuple(out) if isinstance(value, tuple) else out
@@ -62,6 +63,10 @@ def transform_value(value, transform: str):
         return -value
     if transform == "abs":
         return value.abs()
+    if transform == "scale100":  # strengthening transforms (trivial-answer audit)
+        return value * 100
+    if transform == "cube":      # heavy-tailed values, same sign
+        return value * value * value
     raise ValueError(f"unknown value transform {transform!r}")
 
 
@@ -97,41 +102,103 @@ def l2_bytes(device: str) -> int:
     return int(getattr(props, "L2_cache_size", 0) or 0) or (64 << 20)
 
 
-def time_calls(fn, arg_sets, device: str, opts: dict) -> dict:
-    """Times ``fn(*args)`` over rotating ``arg_sets``; returns a TimingRecord dict (wall_ms is
-    filled by the supervisor). ``opts``: warmup, min_calls, max_calls, budget_ms, target_spread,
-    l2_flush."""
+def make_inputs(module, seed: int, transform: str, device: str, on_device: bool = False):
+    """The task's inputs for ``seed``: ``get_inputs()`` under ``seed_all(seed)``, the value
+    transform, moved to ``device``. With ``on_device`` the factory calls of ``get_inputs`` run
+    on the device (fast, for the fresh inputs of every timed call); both runners generate the
+    same values for the same (seed, device), which is what lets the reference recheck a timed
+    output from the seed alone."""
+    seed_all(seed)
+    if on_device and device != "cpu":
+        with torch.device(device):
+            inputs = module.get_inputs()
+    else:
+        inputs = module.get_inputs()
+    inputs = transform_value(list(inputs), transform)
+    return to_device(inputs, device)
+
+
+def output_tensors(out):
+    """The output's tensors (a tensor or a list/tuple of tensors), else None."""
+    if type(out) is torch.Tensor:
+        return [out]
+    if type(out) in (tuple, list) and all(type(o) is torch.Tensor for o in out):
+        return list(out)
+    return None
+
+
+def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=None) -> tuple:
+    """Times ``fn(*make_args(seed))``, one fresh input set per call (H07: no output cache can
+    hit), ``warmup`` untimed calls first. ``seeds`` holds warmup + max_calls seeds. Returns
+    (TimingRecord dict, {timed index: output clone} for the indices in ``keep``). ``wall_ms`` is
+    filled by the supervisor.
+
+    Per call, outside the window: inputs generated, (GPU) persisting-L2 limit reset to 0 and L2
+    flushed with >= 2x its size, device synchronized, threads counted. Window: start event, call,
+    ``torch.cuda.synchronize()`` (device-wide), end event. After: the persisting-L2 limit must
+    still be 0, no new thread may be alive, ``guard()`` (identity checks) must return [].
+    ``opts``: warmup, min_calls, max_calls, budget_ms, target_spread, l2_flush."""
+    from . import integrity
     cuda = device.startswith("cuda")
     warmup, min_calls, max_calls = int(opts["warmup"]), int(opts["min_calls"]), int(opts["max_calls"])
     budget_ms, target = float(opts["budget_ms"]), float(opts["target_spread"])
+    if len(seeds) < warmup + max_calls:
+        raise ValueError(f"time_calls: {len(seeds)} seeds for {warmup} + {max_calls} calls")
+    keep = set(int(k) for k in keep)
     flush = None
+    persist = integrity.PersistingL2() if cuda else None
+    persist_ok = bool(persist and persist.reset())
     if cuda and opts.get("l2_flush", True):
         flush = torch.empty(2 * l2_bytes(device) // 4 + 1, dtype=torch.int32, device=device)
+    rec = {"method": "cuda_events" if cuda else "monotonic_clock", "times_ms": [], "warmup": warmup,
+           "l2_flushed": flush is not None, "fresh_inputs": True, "l2_persist_reset": persist_ok,
+           "l2_persist_violations": 0, "threads_leaked": 0, "thread_detail": "", "tampered": []}
+    kept = {}
+    times = rec["times_ms"]
     with torch.no_grad():
         for i in range(warmup):
-            fn(*arg_sets[i % len(arg_sets)])
+            fn(*make_args(seeds[i]))
         synchronize(device)
-        times = []
         began = time.perf_counter()
         if cuda:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
         while len(times) < max_calls:
-            args = arg_sets[len(times) % len(arg_sets)]
+            args = make_args(seeds[warmup + len(times)])
+            if persist is not None and persist_ok:
+                persist.reset()
+            if flush is not None:
+                flush.fill_(len(times))
+            synchronize(device)
+            before = integrity.thread_census()
             if cuda:
-                if flush is not None:
-                    flush.fill_(len(times))
-                torch.cuda.synchronize()
                 start.record()
-                fn(*args)
+                out = fn(*args)
                 torch.cuda.synchronize()  # device-wide: work on any stream is inside the window
                 end.record()
                 end.synchronize()
                 times.append(float(start.elapsed_time(end)))
             else:
                 t0 = time.perf_counter_ns()
-                fn(*args)
+                out = fn(*args)
                 times.append((time.perf_counter_ns() - t0) / 1e6)
+            after = integrity.thread_census()
+            leak = integrity.census_leak(before, after)
+            if not leak and integrity.native_growth(before, after):
+                leak = f"native thread count grew from {before[1]} to {after[1]} during a timed call"
+            if leak:
+                rec["threads_leaked"] += 1
+                rec["thread_detail"] = rec["thread_detail"] or leak
+            if persist is not None and persist_ok and persist.limit() not in (0, -1):
+                rec["l2_persist_violations"] += 1
+            if guard is not None:
+                bad = guard()
+                if bad:
+                    rec["tampered"] = sorted(set(rec["tampered"]) | set(bad))
+            if len(times) - 1 in keep:
+                outs = output_tensors(out)
+                kept[len(times) - 1] = [o.detach().clone() for o in outs] if outs is not None else out
+            del out, args
             if len(times) >= min_calls:
                 if (time.perf_counter() - began) * 1e3 > budget_ms:
                     break
@@ -141,8 +208,16 @@ def time_calls(fn, arg_sets, device: str, opts: dict) -> dict:
                 iqr = s[(3 * n) // 4] - s[n // 4]
                 if med > 0 and iqr / med < target:
                     break
-    return {"method": "cuda_events" if cuda else "monotonic_clock", "times_ms": times,
-            "warmup": warmup, "l2_flushed": flush is not None}
+    return rec, kept
+
+
+def wall_calls(fn, args, n: int, device: str) -> None:
+    """``n`` calls on ``args``, each followed by a device-wide sync (the supervisor measures the
+    wall clock of this request and cross-checks the event times with it)."""
+    with torch.no_grad():
+        for _ in range(n):
+            fn(*args)
+            synchronize(device)
 
 
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:

@@ -1,16 +1,78 @@
 """The reference worker (trusted): loads tasks, makes secret cases, keeps the reference outputs,
 compares candidate outputs with them and times the eager and torch.compile baselines.
 
-Requests (``op``): info, load_task, make_case, compare, time, drop_task. Replies carry ``ok``;
+Requests (``op``): info, load_task, make_case, compare, recheck, time, drop_task. Replies carry ``ok``;
 a failure of the reference itself is ``{"ok": false, "error": ...}`` (the task is broken).
 """
+import copy
 import os
 import platform
 import traceback
 
 import torch
 
-from . import common, protocol, tensors
+from . import common, integrity, protocol, tensors
+
+ROOFLINE_SEED = 0x5EED
+OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
+FP64_MAX_FLOPS = {"cuda": 5e13, "cpu": 2e9}  # skip the float64 reference above this many FLOPs
+
+
+def _odd_sizes(module, factor: float) -> dict:
+    changed = {}
+    for name, value in list(vars(module).items()):
+        if name.startswith("_") or type(value) is not int or value < common.SCALE_MIN:
+            continue
+        new = max(common.SCALE_MIN - 1, int(round(value * factor))) | 1
+        if new != value:
+            setattr(module, name, new)
+            changed[name] = [value, new]
+    return changed
+
+
+def _nbytes(value) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors.tensors_of(value))
+
+
+def _to_double(value):
+    if isinstance(value, torch.Tensor):
+        return value.double() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        out = [_to_double(v) for v in value]
+        return tuple(out) if isinstance(value, tuple) else out
+    return value
+
+
+def scaled_atol(atol: float, rd) -> float:
+    """atol x the output's magnitude (root mean square of the finite reference values; atol
+    itself for an all-zero reference). Tiny outputs (softmax over a wide row) no longer accept
+    zeros (H20); large ones (sums, GEMMs on x3 inputs) no longer reject honest rounding."""
+    fin = rd[torch.isfinite(rd)]
+    if fin.numel() == 0:
+        return atol
+    rms = float(fin.square().mean().sqrt())
+    return atol * rms if rms > 0 else atol
+
+
+def _error_stats(od, rd, atol, rtol) -> dict:
+    """Elementwise check of ``od`` against ``rd`` (both float64): written as "every element
+    within tolerance" so that NaN never passes (H19); non-finite values must match in place and
+    sign."""
+    r_nan, o_nan = torch.isnan(rd), torch.isnan(od)
+    r_fin, o_fin = torch.isfinite(rd), torch.isfinite(od)
+    both_fin = r_fin & o_fin
+    diff = torch.where(both_fin, (od - rd).abs(), torch.zeros_like(od))
+    denom = atol + rtol * rd.abs().where(r_fin, torch.zeros_like(rd))
+    ratio = torch.where(denom > 0, diff / denom.clamp_min(1e-300), (diff > 0).double() * float("inf"))
+    nonfin_bad = (~o_fin) & r_fin
+    special_bad = (r_nan & ~o_nan) | (torch.isinf(rd) & (od != rd))
+    bad = ~(ratio <= 1) | nonfin_bad | special_bad
+    n = rd.numel()
+    nb = int(bad.sum())
+    return {"max_abs": float(diff.max()) if n else 0.0, "sum_abs": float(diff.sum()) if n else 0.0,
+            "max_rel": float((diff / (rd.abs() + 1e-12)).where(both_fin, torch.zeros_like(rd)).max()) if n else 0.0,
+            "ratio": min(float(ratio.max()), 1e300) if n else 0.0, "bad": nb, "nonfinite": int(nonfin_bad.sum()),
+            "first": int(bad.reshape(-1).nonzero()[0]) if nb else -1}
 
 
 class ReferenceWorker:
@@ -18,8 +80,62 @@ class ReferenceWorker:
         self.device = device
         self.workdir = workdir
         self.tasks = {}  # key -> dict(module, model, cases, compiled)
+        self.peaks = None
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
+
+    def _device_peaks(self) -> dict:
+        """Measured memory bandwidth (a 1 GiB copy) and tensor-core peak (fp16 8192^3 GEMM),
+        best of a few, once per worker. GPU only."""
+        if self.peaks is None:
+            d = self.device
+            a = torch.empty(1 << 28, dtype=torch.float32, device=d)
+            b = torch.empty_like(a)
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            b.copy_(a)
+            best = float("inf")
+            for _ in range(5):
+                s.record(); b.copy_(a); e.record(); e.synchronize()
+                best = min(best, s.elapsed_time(e))
+            bw = 2 * a.numel() * 4 / (best * 1e-3)
+            del a, b
+            n = 8192
+            x = torch.randn(n, n, dtype=torch.float16, device=d)
+            y = torch.randn(n, n, dtype=torch.float16, device=d)
+            x @ y
+            best = float("inf")
+            for _ in range(3):
+                s.record(); x @ y; e.record(); e.synchronize()
+                best = min(best, s.elapsed_time(e))
+            peak = 2 * n ** 3 / (best * 1e-3)
+            del x, y
+            torch.cuda.empty_cache()
+            self.peaks = {"bandwidth_gbps": bw / 1e9, "peak_tflops": peak / 1e12}
+        return self.peaks
+
+    def _roofline(self, module, model) -> dict:
+        """Least bytes (inputs + outputs) and FLOPs (torch.utils.flop_counter on the reference)
+        of one call, and the device's measured peaks: the physics floor of the task (D11)."""
+        rec = {"bytes": 0, "flops": 0.0, "bandwidth_gbps": 0.0, "peak_tflops": 0.0, "floor_ms": 0.0,
+               "applied": False, "note": ""}
+        inputs = common.make_inputs(module, ROOFLINE_SEED, "nominal", self.device, on_device=True)
+        from torch.utils.flop_counter import FlopCounterMode
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            out = model(*inputs)
+        common.synchronize(self.device)
+        rec["bytes"] = _nbytes(inputs) + _nbytes(out)
+        rec["flops"] = float(counter.get_total_flops())
+        del inputs, out
+        if not self.device.startswith("cuda"):
+            rec["note"] = "cpu: no cache flush, no floor"
+            return rec
+        peaks = self._device_peaks()
+        rec.update(peaks)
+        rec["floor_ms"] = max(rec["bytes"] / (peaks["bandwidth_gbps"] * 1e9),
+                              rec["flops"] / (peaks["peak_tflops"] * 1e12)) * 1e3
+        rec["applied"] = True
+        return rec
 
     # -- requests ---------------------------------------------------------------------------
     def info(self, req, blobs):
@@ -54,21 +170,58 @@ class ReferenceWorker:
         init_inputs = module.get_init_inputs()
         common.seed_all(int(req["init_seed"]))
         model = module.Model(*init_inputs).to(self.device)
-        self.tasks[key] = {"module": module, "model": model, "cases": {}, "compiled": None,
-                           "scaled": scaled}
-        return {"ok": True, "scaled": scaled}
+        task = {"module": module, "model": model, "cases": {}, "compiled": None, "scaled": scaled,
+                "source": req["source"], "scale": float(req.get("scale", 1.0)), "model64": None,
+                "other": None, "init_inputs": repr(init_inputs)}
+        self.tasks[key] = task
+        try:
+            task["roofline"] = self._roofline(module, model)
+        except Exception as exc:  # noqa: BLE001 - e.g. an op the FLOP counter cannot see
+            task["roofline"] = {"applied": False, "note": f"roofline unavailable: {type(exc).__name__}: {exc}"}
+        return {"ok": True, "scaled": scaled, "roofline": task["roofline"],
+                "precision_flags": integrity.precision_flags()}
+
+    def _other_module(self, task):
+        """The task with its size constants changed (x0.75, odd), or a reason why not."""
+        if task["other"] is None:
+            try:
+                module = common.load_module(task["source"], "kgym_task_other", self.workdir)
+                common.scale_sizes(module, task["scale"])
+                changed = _odd_sizes(module, OTHER_SHAPE_FACTOR)
+                if not changed:
+                    task["other"] = "the task has no size constants (module-level ints >= 16)"
+                elif repr(module.get_init_inputs()) != task["init_inputs"]:
+                    task["other"] = "the size constants also set the model's init inputs"
+                else:
+                    task["other"] = (module, changed)
+            except Exception as exc:  # noqa: BLE001
+                task["other"] = f"the task cannot be loaded with other sizes: {type(exc).__name__}: {exc}"
+        return task["other"]
 
     def make_case(self, req, blobs):
         task = self.tasks[req["key"]]
         seed = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        common.seed_all(seed)
-        inputs = task["module"].get_inputs()
-        inputs = common.transform_value(inputs, req.get("transform", "nominal"))
-        inputs = common.to_device(inputs, self.device)
-        task["cases"][int(req["index"])] = {"inputs": inputs, "reference": None}
+        module = task["module"]
+        reply = {"ok": True, "seed": seed}
+        reference = None
+        if req.get("shape") == "other":
+            other = self._other_module(task)
+            if isinstance(other, str):
+                return {"ok": True, "skipped": other}
+            module, changed = other
+            reply["sizes"] = changed
+        inputs = common.make_inputs(module, seed, req.get("transform", "nominal"), self.device)
+        if req.get("shape") == "other":
+            try:  # the reference must run on these sizes (else the task does not allow them)
+                with torch.no_grad():
+                    reference = task["model"](*common.clone_value(inputs))
+                common.synchronize(self.device)
+            except Exception as exc:  # noqa: BLE001
+                return {"ok": True, "skipped": f"the reference fails on other sizes: {type(exc).__name__}: {exc}"}
+        task["cases"][int(req["index"])] = {"inputs": inputs, "reference": reference}
         out_blobs = []
-        meta = tensors.encode(list(inputs), out_blobs)
-        return {"ok": True, "seed": seed, "inputs": meta}, out_blobs
+        reply["inputs"] = tensors.encode(list(inputs), out_blobs)
+        return reply, out_blobs
 
     def _reference_output(self, task, index):
         case = task["cases"][index]
@@ -78,14 +231,35 @@ class ReferenceWorker:
             common.synchronize(self.device)
         return case["reference"]
 
-    def compare(self, req, blobs):
-        task = self.tasks[req["key"]]
-        index = int(req["index"])
-        ref = self._reference_output(task, index)
-        table = req["tolerances"]  # dtype name -> [atol, rtol], chosen by the judge
+    def _reference64(self, task, inputs):
+        """The reference computed in float64 (model and float inputs converted), or None when
+        the task is too large for it or an op has no float64 kernel."""
+        flops = float(task.get("roofline", {}).get("flops", 0.0))
+        if flops > FP64_MAX_FLOPS["cuda" if self.device.startswith("cuda") else "cpu"]:
+            return None
+        try:
+            if task["model64"] is None:
+                task["model64"] = copy.deepcopy(task["model"]).double()
+            with torch.no_grad():
+                out = task["model64"](*_to_double(common.clone_value(inputs)))
+            common.synchronize(self.device)
+            return out
+        except Exception:  # noqa: BLE001
+            task["model64"] = False if task["model64"] is None else task["model64"]
+            return None
+
+    def _compare(self, ref, ref64, inputs, metas, blobs, table, audit: bool) -> dict:
+        """Error statistics of a candidate output (metas + blobs) against ``ref``: tolerance per
+        dtype with atol scaled by the output's magnitude (``scaled_atol``), NaN/Inf
+        mismatches, the float64 cross-check (error of the output and of the reference itself
+        against the float64 reference), and, with ``audit``, which trivial answers would pass."""
         rec = {"ok": True}
         ref_list = [ref] if isinstance(ref, torch.Tensor) else tensors.tensors_of(ref)
-        metas = req["output"]
+        ref64_list = None
+        if ref64 is not None:
+            ref64_list = [ref64] if isinstance(ref64, torch.Tensor) else tensors.tensors_of(ref64)
+            if len(ref64_list) != len(ref_list):
+                ref64_list = None
         metas = [metas] if metas["kind"] == "tensor" else metas.get("items", [])
         if len(metas) != len(ref_list) or any(m["kind"] != "tensor" for m in metas):
             rec.update(structure_matches=False,
@@ -96,6 +270,8 @@ class ReferenceWorker:
         mismatches = nonfinite = 0
         first = []
         ref_finite = True
+        fp64 = None  # (error, ref error, scale, eps) of the worst output
+        trivial = None
         for k, (m, r) in enumerate(zip(metas, ref_list)):
             want_dtype = tensors.dtype_name(r.dtype)
             if m["dtype"] != want_dtype:
@@ -110,57 +286,112 @@ class ReferenceWorker:
                            detail=f"output {k}: device {m['device']}, expected {r.device}")
                 return rec
             atol, rtol = (float(x) for x in table.get(want_dtype, table["float32"]))
+            rd = r.double()
+            atol = scaled_atol(atol, rd) if r.is_floating_point() else atol
             if k == 0:
                 rec.update(atol=atol, rtol=rtol)
             o = tensors.decode(m, blobs, self.device)
-            od, rd = o.double(), r.double()
-            r_nan, o_nan = torch.isnan(rd), torch.isnan(od)
-            r_fin, o_fin = torch.isfinite(rd), torch.isfinite(od)
-            ref_finite = ref_finite and bool(r_fin.all())
-            both_fin = r_fin & o_fin
-            diff = torch.where(both_fin, (od - rd).abs(), torch.zeros_like(od))
-            ratio = diff / (atol + rtol * rd.abs().where(r_fin, torch.zeros_like(rd)))
-            nonfin_bad = (~o_fin) & r_fin
-            special_bad = (r_nan & ~o_nan) | (torch.isinf(rd) & (od != rd))
-            bad = (ratio > 1) | nonfin_bad | special_bad
+            od = o.double()
+            stats = _error_stats(od, rd, atol, rtol)
+            ref_finite = ref_finite and bool(torch.isfinite(rd).all())
             n = rd.numel()
             if n:
-                max_abs = max(max_abs, float(diff.max()))
-                mean_sum += float(diff.sum())
-                max_rel = max(max_rel, float((diff / (rd.abs() + 1e-12)).where(both_fin, torch.zeros_like(rd)).max()))
-                ratio_max = max(ratio_max, float(ratio.max()))
-            nb = int(bad.sum())
-            if nb and not first:
-                flat = int(bad.reshape(-1).nonzero()[0])
+                max_abs = max(max_abs, stats["max_abs"])
+                mean_sum += stats["sum_abs"]
+                max_rel = max(max_rel, stats["max_rel"])
+                ratio_max = max(ratio_max, stats["ratio"])
+            if stats["bad"] and not first:
+                flat = stats["first"]
                 idx = []
                 for dim in reversed(r.shape):
                     idx.append(flat % dim)
                     flat //= dim
                 first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))
-            mismatches += nb
-            nonfinite += int(nonfin_bad.sum())
+            mismatches += stats["bad"]
+            nonfinite += stats["nonfinite"]
             numel += n
+            if ref64_list is not None and r.is_floating_point() and n:
+                r64 = ref64_list[k].double()
+                fin = torch.isfinite(r64) & torch.isfinite(od) & torch.isfinite(rd)
+                if bool(fin.any()):
+                    e_c = float((od - r64).abs()[fin].max())
+                    e_r = float((rd - r64).abs()[fin].max())
+                    s64 = float(r64.abs()[fin].max())
+                    eps = float(torch.finfo(r.dtype).eps)
+                    cand = (e_c, e_r, s64, eps)
+                    if fp64 is None or e_c / max(e_r, eps * s64, 1e-300) > fp64[0] / max(fp64[1], fp64[3] * fp64[2], 1e-300):
+                        fp64 = cand
+            if audit and k == 0 and len(ref_list) == 1 and r.is_floating_point() and n:
+                trivial = self._trivial_passing(rd, inputs, atol, rtol)
         rec.update(numel=numel, max_abs_error=max_abs, mean_abs_error=mean_sum / max(numel, 1),
                    max_rel_error=max_rel, tolerance_ratio=ratio_max, mismatches=mismatches,
                    nonfinite_mismatches=nonfinite, first_mismatch_index=first,
                    reference_finite=ref_finite)
+        if fp64 is not None:
+            rec.update(fp64_checked=True, fp64_error=fp64[0], fp64_reference_error=fp64[1],
+                       fp64_scale=fp64[2], dtype_eps=fp64[3])
+        if trivial is not None:
+            rec["trivial_passing"] = trivial
         return rec
 
-    def time(self, req, blobs):
+    @staticmethod
+    def _trivial_passing(rd, inputs, atol, rtol) -> list:
+        """Trivial answers (zeros, the best constant, the input, the input's mean) that would
+        pass this case's tolerance check (D12; H20, H22)."""
+        answers = {"zeros": torch.zeros_like(rd), "constant": torch.full_like(rd, float(rd.mean()))}
+        ins = [t for t in tensors.tensors_of(inputs) if t.is_floating_point()]
+        if ins:
+            x = ins[0].double()
+            if x.numel() == rd.numel():
+                answers["input"] = x.reshape(rd.shape)
+            answers["mean"] = torch.full_like(rd, float(x.mean()))
+        return [name for name, a in answers.items() if _error_stats(a, rd, atol, rtol)["bad"] == 0]
+
+    def compare(self, req, blobs):
         task = self.tasks[req["key"]]
-        if not task["cases"]:
-            return {"ok": False, "error": "no case to time on"}
-        inputs = task["cases"][max(task["cases"])]["inputs"]
+        index = int(req["index"])
+        ref = self._reference_output(task, index)
+        inputs = task["cases"][index]["inputs"]
+        ref64 = self._reference64(task, inputs)
+        return self._compare(ref, ref64, inputs, req["output"], blobs, req["tolerances"],
+                             audit=bool(req.get("audit", False)))
+
+    def recheck(self, req, blobs):
+        """D3: timed outputs against the reference on the same fresh inputs, regenerated from
+        each timed call's seed."""
+        task = self.tasks[req["key"]]
+        out = []
+        for item in req["items"]:
+            if item["output"].get("kind") not in ("tensor", "list", "tuple"):
+                out.append({"ok": True, "output_plain_tensor": False,
+                            "output_type": item["output"].get("type", "?")})
+                continue
+            inputs = common.make_inputs(task["module"], int(item["seed"]), "nominal", self.device, on_device=True)
+            with torch.no_grad():
+                ref = task["model"](*common.clone_value(inputs))
+            common.synchronize(self.device)
+            out.append(self._compare(ref, None, inputs, item["output"], blobs, req["tolerances"], audit=False))
+        return {"ok": True, "results": out}
+
+    def time(self, req, blobs):
+        """Times the eager or torch.compile reference with the candidate's method, on the same
+        fresh per-call inputs (the same seeds) as the candidate's round."""
+        task = self.tasks[req["key"]]
         model = task["model"]
         if req["kind"] == "compile":
             if task["compiled"] is None:
                 task["compiled"] = torch.compile(model)
             model = task["compiled"]
-        copies = [common.clone_value(inputs) for _ in range(int(req["options"].get("input_copies", 3)))]
+        module = task["module"]
+
+        def make_args(seed):
+            return common.make_inputs(module, seed, "nominal", self.device, on_device=True)
         try:
-            rec = common.time_calls(model, copies, self.device, req["options"])
+            rec, _ = common.time_calls(model, make_args, [int(x) for x in req["seeds"]], self.device,
+                                       req["options"])
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
+        rec["precision_flags"] = integrity.precision_flags()
         return {"ok": True, "timing": rec}
 
     def drop_task(self, req, blobs):
@@ -181,7 +412,7 @@ def serve(sock, device: str, workdir: str) -> None:
         if op == "exit":
             return
         handler = getattr(worker, op, None) if op in (
-            "info", "load_task", "make_case", "compare", "time", "drop_task") else None
+            "info", "load_task", "make_case", "compare", "recheck", "time", "drop_task") else None
         try:
             if handler is None:
                 raise ValueError(f"unknown op {op!r}")

@@ -272,6 +272,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--warmup", a->eval.timing.warmup, "Untimed calls before timing")->capture_default_str();
   cmd->add_option("--min-calls", a->eval.timing.min_calls, "Minimum timed calls")->capture_default_str();
   cmd->add_option("--max-calls", a->eval.timing.max_calls, "Maximum timed calls")->capture_default_str();
+  cmd->add_option("--rounds", a->eval.timing.rounds,
+                  "Interleaved timing rounds (candidate, eager, compile, candidate, ...)")->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  cmd->add_flag("!--no-other-shape", a->eval.other_shape,
+                "Skip the correctness case with changed size constants (x0.75, odd)");
   cmd->add_flag("-q,--quiet", a->quiet, "No per-verdict progress lines");
   cmd->callback([a, &exit_code] {
     run_eval(*a);

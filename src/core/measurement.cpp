@@ -33,7 +33,8 @@ void from_json(const nlohmann::json& j, Failure& v) {
 
 void to_json(nlohmann::json& j, const LoadRecord& v) {
   j = {{"ok", v.ok}, {"parsed", v.parsed}, {"model_new_defined", v.model_new_defined},
-       {"parse_ms", v.parse_ms}, {"import_ms", v.import_ms}, {"init_ms", v.init_ms}};
+       {"parse_ms", v.parse_ms}, {"import_ms", v.import_ms}, {"init_ms", v.init_ms},
+       {"tampered", v.tampered}};
   put_opt(j, "failure", v.failure);
 }
 void from_json(const nlohmann::json& j, LoadRecord& v) {
@@ -44,6 +45,7 @@ void from_json(const nlohmann::json& j, LoadRecord& v) {
   get_if(j, "parse_ms", v.parse_ms);
   get_if(j, "import_ms", v.import_ms);
   get_if(j, "init_ms", v.init_ms);
+  get_if(j, "tampered", v.tampered);
 }
 
 void to_json(nlohmann::json& j, const CaseRecord& v) {
@@ -70,7 +72,22 @@ void to_json(nlohmann::json& j, const CaseRecord& v) {
        {"nonfinite_mismatches", v.nonfinite_mismatches},
        {"mismatches", v.mismatches},
        {"first_mismatch_index", v.first_mismatch_index},
-       {"reference_finite", v.reference_finite}};
+       {"reference_finite", v.reference_finite},
+       {"shape_variant", v.shape_variant},
+       {"poisoned", v.poisoned},
+       {"reruns", v.reruns},
+       {"rerun_tolerance_ratio", v.rerun_tolerance_ratio},
+       {"rerun_nonfinite_mismatches", v.rerun_nonfinite_mismatches},
+       {"output_stable", v.output_stable},
+       {"threads_leaked", v.threads_leaked},
+       {"thread_detail", v.thread_detail},
+       {"tampered", v.tampered},
+       {"fp64_checked", v.fp64_checked},
+       {"fp64_error", v.fp64_error},
+       {"fp64_reference_error", v.fp64_reference_error},
+       {"fp64_scale", v.fp64_scale},
+       {"dtype_eps", v.dtype_eps},
+       {"trivial_passing", v.trivial_passing}};
   put_opt(j, "failure", v.failure);
 }
 void from_json(const nlohmann::json& j, CaseRecord& v) {
@@ -99,11 +116,31 @@ void from_json(const nlohmann::json& j, CaseRecord& v) {
   get_if(j, "mismatches", v.mismatches);
   get_if(j, "first_mismatch_index", v.first_mismatch_index);
   get_if(j, "reference_finite", v.reference_finite);
+  get_if(j, "shape_variant", v.shape_variant);
+  get_if(j, "poisoned", v.poisoned);
+  get_if(j, "reruns", v.reruns);
+  get_if(j, "rerun_tolerance_ratio", v.rerun_tolerance_ratio);
+  get_if(j, "rerun_nonfinite_mismatches", v.rerun_nonfinite_mismatches);
+  get_if(j, "output_stable", v.output_stable);
+  get_if(j, "threads_leaked", v.threads_leaked);
+  get_if(j, "thread_detail", v.thread_detail);
+  get_if(j, "tampered", v.tampered);
+  get_if(j, "fp64_checked", v.fp64_checked);
+  get_if(j, "fp64_error", v.fp64_error);
+  get_if(j, "fp64_reference_error", v.fp64_reference_error);
+  get_if(j, "fp64_scale", v.fp64_scale);
+  get_if(j, "dtype_eps", v.dtype_eps);
+  get_if(j, "trivial_passing", v.trivial_passing);
 }
 
 void to_json(nlohmann::json& j, const TimingRecord& v) {
   j = {{"method", v.method}, {"times_ms", v.times_ms}, {"warmup", v.warmup},
-       {"l2_flushed", v.l2_flushed}, {"wall_ms", v.wall_ms}};
+       {"l2_flushed", v.l2_flushed}, {"wall_ms", v.wall_ms}, {"fresh_inputs", v.fresh_inputs},
+       {"rounds", v.rounds}, {"l2_persist_reset", v.l2_persist_reset},
+       {"l2_persist_violations", v.l2_persist_violations}, {"threads_leaked", v.threads_leaked},
+       {"thread_detail", v.thread_detail}, {"tampered", v.tampered},
+       {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
+       {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms}};
   put_opt(j, "failure", v.failure);
 }
 void from_json(const nlohmann::json& j, TimingRecord& v) {
@@ -113,10 +150,69 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "l2_flushed", v.l2_flushed);
   get_if(j, "wall_ms", v.wall_ms);
   get_opt(j, "failure", v.failure);
+  get_if(j, "fresh_inputs", v.fresh_inputs);
+  get_if(j, "rounds", v.rounds);
+  get_if(j, "l2_persist_reset", v.l2_persist_reset);
+  get_if(j, "l2_persist_violations", v.l2_persist_violations);
+  get_if(j, "threads_leaked", v.threads_leaked);
+  get_if(j, "thread_detail", v.thread_detail);
+  get_if(j, "tampered", v.tampered);
+  get_if(j, "precision_flags", v.precision_flags);
+  get_if(j, "rechecks", v.rechecks);
+  get_if(j, "wall_check_calls", v.wall_check_calls);
+  get_if(j, "wall_check_ms", v.wall_check_ms);
+}
+
+void to_json(nlohmann::json& j, const LaunchRecord& v) {
+  j = {{"traced", v.traced}, {"skipped", v.skipped}, {"calls", v.calls}, {"own_ms", v.own_ms},
+       {"library_ms", v.library_ms}, {"glue_ms", v.glue_ms}, {"memory_ms", v.memory_ms},
+       {"outside_window", v.outside_window}, {"graph_launches", v.graph_launches},
+       {"streams", v.streams}, {"devices", v.devices}, {"kernels", v.kernels}};
+}
+void from_json(const nlohmann::json& j, LaunchRecord& v) {
+  get_if(j, "traced", v.traced);
+  get_if(j, "skipped", v.skipped);
+  get_if(j, "calls", v.calls);
+  get_if(j, "own_ms", v.own_ms);
+  get_if(j, "library_ms", v.library_ms);
+  get_if(j, "glue_ms", v.glue_ms);
+  get_if(j, "memory_ms", v.memory_ms);
+  get_if(j, "outside_window", v.outside_window);
+  get_if(j, "graph_launches", v.graph_launches);
+  get_if(j, "streams", v.streams);
+  get_if(j, "devices", v.devices);
+  if (auto it = j.find("kernels"); it != j.end() && it->is_array()) v.kernels = it->get<std::vector<nlohmann::json>>();
+}
+
+void to_json(nlohmann::json& j, const RooflineRecord& v) {
+  j = {{"bytes", v.bytes}, {"flops", v.flops}, {"bandwidth_gbps", v.bandwidth_gbps},
+       {"peak_tflops", v.peak_tflops}, {"floor_ms", v.floor_ms}, {"applied", v.applied}, {"note", v.note}};
+}
+void from_json(const nlohmann::json& j, RooflineRecord& v) {
+  get_if(j, "bytes", v.bytes);
+  get_if(j, "flops", v.flops);
+  get_if(j, "bandwidth_gbps", v.bandwidth_gbps);
+  get_if(j, "peak_tflops", v.peak_tflops);
+  get_if(j, "floor_ms", v.floor_ms);
+  get_if(j, "applied", v.applied);
+  get_if(j, "note", v.note);
+}
+
+void to_json(nlohmann::json& j, const TaskAudit& v) {
+  j = {{"trivial_passing", v.trivial_passing}, {"strengthened_with", v.strengthened_with},
+       {"still_passing", v.still_passing}, {"other_shape", v.other_shape}};
+}
+void from_json(const nlohmann::json& j, TaskAudit& v) {
+  get_if(j, "trivial_passing", v.trivial_passing);
+  get_if(j, "strengthened_with", v.strengthened_with);
+  get_if(j, "still_passing", v.still_passing);
+  get_if(j, "other_shape", v.other_shape);
 }
 
 void to_json(nlohmann::json& j, const Measurements& v) {
-  j = {{"load", v.load}, {"cases", v.cases}, {"init_seed", v.init_seed}};
+  j = {{"load", v.load}, {"cases", v.cases}, {"init_seed", v.init_seed}, {"audit", v.audit}};
+  put_opt(j, "launch", v.launch);
+  put_opt(j, "roofline", v.roofline);
   put_opt(j, "task_failure", v.task_failure);
   put_opt(j, "candidate_timing", v.candidate_timing);
   put_opt(j, "eager_timing", v.eager_timing);
@@ -134,6 +230,9 @@ void from_json(const nlohmann::json& j, Measurements& v) {
   get_opt(j, "crash", v.crash);
   get_opt(j, "timed_out_stage", v.timed_out_stage);
   get_if(j, "init_seed", v.init_seed);
+  get_opt(j, "launch", v.launch);
+  get_opt(j, "roofline", v.roofline);
+  get_if(j, "audit", v.audit);
 }
 
 }  // namespace kgym

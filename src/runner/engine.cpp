@@ -2,7 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <numeric>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -42,7 +45,55 @@ std::uint64_t random_seed() {
 nlohmann::json timing_json(const TimingOptions& t) {
   return {{"warmup", t.warmup},          {"min_calls", t.min_calls},
           {"max_calls", t.max_calls},    {"budget_ms", t.budget_ms},
-          {"target_spread", t.target_spread}, {"l2_flush", t.l2_flush}, {"input_copies", 3}};
+          {"target_spread", t.target_spread}, {"l2_flush", t.l2_flush}};
+}
+
+/// Copies the reference side's comparison statistics into a case record (never the candidate's).
+void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
+  cr.output_plain_tensor = h.value("output_plain_tensor", cr.output_plain_tensor);
+  if (h.contains("output_type")) cr.output_type = h.value("output_type", std::string());
+  cr.structure_matches = h.value("structure_matches", true);
+  cr.dtype_matches = h.value("dtype_matches", true);
+  cr.shape_matches = h.value("shape_matches", true);
+  cr.device_matches = h.value("device_matches", true);
+  cr.detail = h.value("detail", std::string());
+  cr.numel = h.value("numel", std::int64_t{0});
+  cr.max_abs_error = h.value("max_abs_error", 0.0);
+  cr.mean_abs_error = h.value("mean_abs_error", 0.0);
+  cr.max_rel_error = h.value("max_rel_error", 0.0);
+  cr.tolerance_ratio = h.value("tolerance_ratio", 0.0);
+  cr.atol = h.value("atol", 0.0);
+  cr.rtol = h.value("rtol", 0.0);
+  cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
+  cr.mismatches = h.value("mismatches", std::int64_t{0});
+  cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
+  cr.reference_finite = h.value("reference_finite", true);
+  cr.fp64_checked = h.value("fp64_checked", false);
+  cr.fp64_error = h.value("fp64_error", 0.0);
+  cr.fp64_reference_error = h.value("fp64_reference_error", 0.0);
+  cr.fp64_scale = h.value("fp64_scale", 0.0);
+  cr.dtype_eps = h.value("dtype_eps", 0.0);
+  cr.trivial_passing = h.value("trivial_passing", std::vector<std::string>{});
+}
+
+/// Appends one round's timing to the merged record of its kind.
+void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
+  if (!into) {
+    into = std::move(r);
+    return;
+  }
+  TimingRecord& t = *into;
+  t.times_ms.insert(t.times_ms.end(), r.times_ms.begin(), r.times_ms.end());
+  t.wall_ms += r.wall_ms;
+  t.l2_flushed = t.l2_flushed && r.l2_flushed;
+  t.fresh_inputs = t.fresh_inputs && r.fresh_inputs;
+  t.l2_persist_reset = t.l2_persist_reset && r.l2_persist_reset;
+  t.l2_persist_violations += r.l2_persist_violations;
+  t.threads_leaked += r.threads_leaked;
+  if (t.thread_detail.empty()) t.thread_detail = r.thread_detail;
+  for (auto& x : r.tampered)
+    if (std::find(t.tampered.begin(), t.tampered.end(), x) == t.tampered.end()) t.tampered.push_back(x);
+  if (!t.failure && r.failure) t.failure = r.failure;
 }
 
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
@@ -142,6 +193,8 @@ struct Engine::Impl {
   }
 
   Verdict run(const Task& task, const Candidate& cand, const EvalOptions& eo);
+  void time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
+                  const nlohmann::json& tolerances);
 };
 
 Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOptions& eo) {
@@ -194,6 +247,8 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   }
 
   nlohmann::json scaled;
+  JudgeOptions jo = eo.judge;
+  jo.policy_profile = eo.policy_profile;
   if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) {
     std::lock_guard device(device_mutex);
     const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
@@ -201,96 +256,111 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                                 {"scale", eo.scale}, {"init_seed", m.init_seed}},
                                {}, eo.timeouts.reference_s, m)) {
       scaled = r->header.value("scaled", nlohmann::json::object());
-      for (int i = 0; i < eo.n_cases && !m.task_failure; ++i) {
+      if (r->header.contains("roofline")) {
+        RooflineRecord roof;
+        r->header["roofline"].get_to(roof);
+        m.roofline = roof;
+      }
+      // One correctness case: returns false when the evaluation cannot go on (crash, timeout,
+      // reference failure); a skipped other-shape case returns true without a record.
+      auto run_one_case = [&](int i, const std::string& transform, bool other_shape, bool audit) -> bool {
         CaseRecord cr;
         cr.index = i;
-        cr.transform = eo.transforms.empty() ? "nominal" : eo.transforms[i % eo.transforms.size()];
-        auto made = ask_reference({{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", cr.transform}},
-                                  {}, eo.timeouts.reference_s, m);
-        if (!made) break;
+        cr.transform = transform;
+        nlohmann::json mk = {{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", transform}};
+        if (other_shape) mk["shape"] = "other";
+        auto made = ask_reference(mk, {}, eo.timeouts.reference_s, m);
+        if (!made) return false;
+        if (made->header.contains("skipped")) {
+          m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
+          return true;
+        }
+        if (other_shape) {
+          m.audit.other_shape = "ran: " + made->header.value("sizes", nlohmann::json::object()).dump();
+          cr.shape_variant = "other";
+        }
         cr.seed = made->header.value("seed", std::uint64_t{0});
         Message out;
         try {
-          out = c.request({{"op", "run_case"}, {"index", i}, {"inputs", made->header["inputs"]}}, made->blobs,
-                          eo.timeouts.case_s);
+          out = c.request({{"op", "run_case"}, {"index", i}, {"inputs", made->header["inputs"]},
+                           {"tolerances", tolerances}},
+                          made->blobs, eo.timeouts.case_s);
         } catch (const ChannelClosed&) {
           m.crash = process_failure(c.kill(), "during case " + std::to_string(i));
-          break;
+          return false;
         } catch (const ChannelTimeout&) {
           m.timed_out_stage = "case";
-          break;
+          return false;
         } catch (const Error& e) {
           died(c, std::string("broke the protocol: ") + e.what());
-          break;
+          return false;
         }
         if (out.header.contains("harness_error")) {
           died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
-          break;
+          return false;
         }
         try {
           from_json(out.header, cr);  // candidate-side fields (contract observations, failure)
         } catch (const nlohmann::json::exception& e) {
           died(c, std::string("sent a malformed reply: ") + e.what());
-          break;
+          return false;
         }
         cr.index = i;
+        cr.transform = transform;
+        cr.shape_variant = other_shape ? "other" : "";
+        cr.trivial_passing.clear();
+        cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
         if (!cr.failure && cr.output_plain_tensor && out.header.contains("output")) {
           auto cmp = ask_reference({{"op", "compare"}, {"key", key}, {"index", i},
                                     {"output", out.header["output"]},
-                                    {"tolerances", tolerances}},
+                                    {"tolerances", tolerances}, {"audit", audit}},
                                    out.blobs, eo.timeouts.reference_s, m);
-          if (!cmp) break;
-          const auto& h = cmp->header;
-          cr.structure_matches = h.value("structure_matches", true);
-          cr.dtype_matches = h.value("dtype_matches", true);
-          cr.shape_matches = h.value("shape_matches", true);
-          cr.device_matches = h.value("device_matches", true);
-          cr.detail = h.value("detail", std::string());
-          cr.numel = h.value("numel", std::int64_t{0});
-          cr.max_abs_error = h.value("max_abs_error", 0.0);
-          cr.mean_abs_error = h.value("mean_abs_error", 0.0);
-          cr.max_rel_error = h.value("max_rel_error", 0.0);
-          cr.tolerance_ratio = h.value("tolerance_ratio", 0.0);
-          cr.atol = h.value("atol", 0.0);
-          cr.rtol = h.value("rtol", 0.0);
-          cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
-          cr.mismatches = h.value("mismatches", std::int64_t{0});
-          cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
-          cr.reference_finite = h.value("reference_finite", true);
+          if (!cmp) return false;
+          apply_comparison(cmp->header, cr);
         }
         m.cases.push_back(std::move(cr));
-      }
-      const bool time_it = eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
-                           judge(m, eo.judge).correct;
-      if (time_it) {
-        const auto began = std::chrono::steady_clock::now();
-        try {
-          Message t = c.request({{"op", "time"}, {"options", timing_json(eo.timing)}}, {}, eo.timeouts.timing_s);
-          TimingRecord rec;
-          t.header.at("timing").get_to(rec);
-          rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-          m.candidate_timing = rec;
-        } catch (const ChannelClosed&) {
-          m.crash = process_failure(c.kill(), "while timed");
-        } catch (const ChannelTimeout&) {
-          m.timed_out_stage = "timing";
-        } catch (const std::exception& e) {
-          died(c, std::string("sent a malformed timing reply: ") + e.what());
+        return true;
+      };
+      bool going = true;
+      for (int i = 0; i < eo.n_cases && going; ++i)
+        going = run_one_case(i, eo.transforms.empty() ? "nominal" : eo.transforms[i % eo.transforms.size()],
+                             false, true);
+      // Trivial-answer audit (D12): answers that pass every regular case mean the cases are weak;
+      // strengthen them with other value distributions and record it.
+      if (going && !m.cases.empty()) {
+        std::vector<std::string> passing = m.cases.front().trivial_passing;
+        for (const auto& cr : m.cases) {
+          std::vector<std::string> keep;
+          for (const auto& t : passing)
+            if (std::find(cr.trivial_passing.begin(), cr.trivial_passing.end(), t) != cr.trivial_passing.end())
+              keep.push_back(t);
+          passing = keep;
         }
-        if (m.candidate_timing) {
-          for (const char* kind : {"eager", "compile"}) {
-            if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
-            const auto t0 = std::chrono::steady_clock::now();
-            auto r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(eo.timing)}},
-                                   {}, eo.timeouts.reference_s, m);
-            if (!r) break;
-            TimingRecord rec;
-            r->header.at("timing").get_to(rec);
-            rec.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            (std::string(kind) == "eager" ? m.eager_timing : m.compile_timing) = rec;
+        m.audit.trivial_passing = passing;
+        if (!passing.empty()) {
+          const std::size_t first_extra = m.cases.size();
+          for (const char* tr : {"scale100", "cube"}) {
+            m.audit.strengthened_with.push_back(tr);
+            if (!(going = run_one_case(static_cast<int>(m.cases.size()), tr, false, true))) break;
           }
+          std::vector<std::string> still = passing;
+          for (std::size_t k = first_extra; k < m.cases.size(); ++k) {
+            std::vector<std::string> keep;
+            for (const auto& t : still)
+              if (std::find(m.cases[k].trivial_passing.begin(), m.cases[k].trivial_passing.end(), t) !=
+                  m.cases[k].trivial_passing.end())
+                keep.push_back(t);
+            still = keep;
+          }
+          if (m.cases.size() > first_extra) m.audit.still_passing = still;
         }
       }
+      // Other sizes (D12, H23): one case with the task's size constants changed, where it allows.
+      if (going && eo.other_shape) going = run_one_case(static_cast<int>(m.cases.size()), "nominal", true, false);
+
+      const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
+                           judge(m, jo).correct;
+      if (time_it) time_phase(c, key, eo, m, tolerances);
       if (reference && reference->alive()) {
         try {
           reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
@@ -305,9 +375,139 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     (void)st;
   }
 
-  Verdict v = judge(m, eo.judge);
+  Verdict v = judge(m, jo);
   v.provenance["scaled_constants"] = scaled;
   return v;
+}
+
+void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
+                              const nlohmann::json& tolerances) {
+  using clock = std::chrono::steady_clock;
+  auto ms_since = [](clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+  };
+  const TimingOptions& to = eo.timing;
+  const int rounds = std::max(1, to.rounds);
+  TimingOptions per = to;
+  per.min_calls = std::max(1, (to.min_calls + rounds - 1) / rounds);
+  per.max_calls = std::max(per.min_calls, (to.max_calls + rounds - 1) / rounds);
+  per.budget_ms = to.budget_ms / rounds;
+  std::mt19937_64 rng(random_seed());
+  auto fresh_seed = [&] { return rng() & ((1ULL << 63) - 1); };
+  std::optional<TimingRecord> cand, eager, compiled;
+  auto candidate_request = [&](const nlohmann::json& req, const char* what) -> std::optional<Message> {
+    try {
+      return c.request(req, {}, eo.timeouts.timing_s);
+    } catch (const ChannelClosed&) {
+      m.crash = process_failure(c.kill(), what);
+    } catch (const ChannelTimeout&) {
+      m.timed_out_stage = "timing";
+    } catch (const Error& e) {
+      const auto st = c.kill();
+      m.crash = process_failure(st, std::string("broke the protocol: ") + e.what());
+    }
+    return std::nullopt;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    // Fresh inputs for every call (one seed each) and a secret recheck subset among the first
+    // min_calls timed calls: the candidate code cannot know which outputs are checked (D2, D3).
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(per.warmup + per.max_calls));
+    for (auto& x : seeds) x = fresh_seed();
+    std::vector<int> keep(static_cast<std::size_t>(per.min_calls));
+    std::iota(keep.begin(), keep.end(), 0);
+    std::shuffle(keep.begin(), keep.end(), rng);
+    keep.resize(std::min<std::size_t>(keep.size(), static_cast<std::size_t>(std::max(1, to.rechecks_per_round))));
+    const auto began = clock::now();
+    auto t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep}},
+                               "while timed");
+    if (!t) break;
+    TimingRecord rec;
+    try {
+      t->header.at("timing").get_to(rec);
+    } catch (const std::exception& e) {
+      m.crash = process_failure(c.kill(), std::string("sent a malformed timing reply: ") + e.what());
+      break;
+    }
+    rec.wall_ms = ms_since(began);
+    const std::size_t offset = cand ? cand->times_ms.size() : 0;
+    const bool failed = rec.failure.has_value();
+    merge_round(cand, std::move(rec));
+    if (failed) break;
+    if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& k : *kept) {
+        const int index = k.value("index", -1);
+        if (index < 0 || index >= per.max_calls) continue;
+        items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(per.warmup + index)]},
+                         {"output", k.value("output", nlohmann::json::object())}});
+      }
+      auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
+                               t->blobs, eo.timeouts.reference_s, m);
+      if (!res) return;
+      const auto& results = res->header.value("results", nlohmann::json::array());
+      for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
+        CaseRecord r;
+        r.index = static_cast<int>(offset) + items[i].value("index", 0);
+        r.seed = items[i].value("seed", std::uint64_t{0});
+        r.transform = "timed";
+        apply_comparison(results[i], r);
+        cand->rechecks.push_back(std::move(r));
+      }
+    }
+    for (const char* kind : {"eager", "compile"}) {
+      if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
+      const auto t0 = clock::now();
+      auto r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
+                              {"seeds", seeds}},
+                             {}, eo.timeouts.reference_s, m);
+      if (!r) return;
+      TimingRecord b;
+      r->header.at("timing").get_to(b);
+      b.wall_ms = ms_since(t0);
+      merge_round(std::string(kind) == "eager" ? eager : compiled, std::move(b));
+    }
+  }
+  if (cand) cand->rounds = rounds;
+  if (eager) eager->rounds = rounds;
+  if (compiled) compiled->rounds = rounds;
+  m.eager_timing = eager;
+  m.compile_timing = compiled;
+  m.candidate_timing = cand;
+  if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
+  // Wall-clock cross-check (D7): N synchronised calls timed by this process's clock, the cost of
+  // the request itself (input generation and one warm call) measured with N = 0 and subtracted.
+  const double median = summarize_times(cand->times_ms).median_ms;
+  const int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 200);
+  const std::uint64_t wseed = fresh_seed();
+  double rt[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const auto t0 = clock::now();
+    if (!candidate_request({{"op", "wall"}, {"n", i ? n_wall : 0}, {"seed", wseed}}, "during the wall-clock check")) {
+      m.candidate_timing = cand;
+      return;
+    }
+    rt[i] = ms_since(t0);
+  }
+  cand->wall_check_calls = n_wall;
+  cand->wall_check_ms = std::max(0.0, rt[1] - rt[0]);
+  m.candidate_timing = cand;
+  // Launch accounting (D7, D14): the kernels of a few calls, GPU only.
+  LaunchRecord launch;
+  if (worker_device == "cpu") {
+    launch.skipped = "cpu: no kernel trace";
+  } else {
+    nlohmann::json tseeds = nlohmann::json::array();
+    for (int i = 0; i < 3; ++i) tseeds.push_back(fresh_seed());
+    auto tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+    if (!tr) return;
+    try {
+      tr->header.at("launch").get_to(launch);
+    } catch (const std::exception& e) {
+      launch = LaunchRecord{};
+      launch.skipped = std::string("malformed trace reply: ") + e.what();
+    }
+  }
+  m.launch = launch;
 }
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}

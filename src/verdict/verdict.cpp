@@ -35,6 +35,39 @@ std::string failure_text(const Failure& f) {
   return text;
 }
 
+std::string join(const std::vector<std::string>& xs, std::size_t max_items = 4) {
+  std::string out;
+  for (std::size_t i = 0; i < xs.size() && i < max_items; ++i) out += (i ? ", " : "") + xs[i];
+  if (xs.size() > max_items) out += fmt::format(" (+{} more)", xs.size() - max_items);
+  return out;
+}
+
+/// The value check of a compared output (reference side statistics): "" when it passes.
+std::string value_failure(const CaseRecord& c, const JudgeOptions& options) {
+  if (c.nonfinite_mismatches > 0)
+    return fmt::format("{} NaN/Inf values where the reference is finite", c.nonfinite_mismatches);
+  if (c.mismatches > 0 || !(c.tolerance_ratio <= 1.0)) {
+    std::string at;
+    for (std::size_t i = 0; i < c.first_mismatch_index.size(); ++i)
+      at += (i ? "," : "") + std::to_string(c.first_mismatch_index[i]);
+    return fmt::format("{} of {} elements outside atol={:g} rtol={:g}; max abs error {:.3g}, first at [{}]",
+                       c.mismatches, c.numel, c.atol, c.rtol, c.max_abs_error, at);
+  }
+  if (c.rerun_nonfinite_mismatches > 0 || c.rerun_tolerance_ratio > 1.0)
+    return fmt::format("two runs on the same inputs disagree ({} NaN/Inf positions differ, ratio {:.3g}): "
+                       "the output depends on uninitialised memory", c.rerun_nonfinite_mismatches,
+                       c.rerun_tolerance_ratio);
+  if (c.fp64_checked) {
+    const double limit = std::max(options.precision_factor * c.fp64_reference_error,
+                                  options.precision_floor_eps * c.dtype_eps * c.fp64_scale);
+    if (c.fp64_error > limit)
+      return fmt::format("error against a float64 reference is {:.3g}, the float32 reference's own is {:.3g} "
+                         "(limit {:.3g}): computed at reduced precision (fp16/bf16/TF32)?",
+                         c.fp64_error, c.fp64_reference_error, limit);
+  }
+  return "";
+}
+
 /// Rank of a per-case failure kind; the verdict takes the highest.
 int rank(Outcome o) {
   switch (o) {
@@ -95,6 +128,10 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     return end(Outcome::policy_rejected, Gate::policy,
                "no top-level class ModelNew: define `class ModelNew(nn.Module)` with the same "
                "constructor arguments as Model");
+  if (load.ok && !load.tampered.empty())
+    return end(Outcome::contract_violation, Gate::build,
+               "[tamper] importing the candidate replaced harness functions or changed precision flags: " +
+                   join(load.tampered));
   if (!load.ok) {
     if (m.crash) return end(Outcome::runtime_error, Gate::build, "candidate crashed while loading: " + failure_text(*m.crash));
     if (!load.failure) return end(Outcome::build_failed, Gate::build, "candidate did not load (no reason reported)");
@@ -120,7 +157,9 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     ++v.cases_total;
     Outcome o = Outcome::passed;
     std::string msg;
-    const std::string label = fmt::format("case {} ({})", c.index, c.transform);
+    const std::string label = c.shape_variant.empty()
+                                  ? fmt::format("case {} ({})", c.index, c.transform)
+                                  : fmt::format("case {} ({}, {} sizes)", c.index, c.transform, c.shape_variant);
     if (c.failure) {
       o = Outcome::runtime_error;
       msg = label + ": " + failure_text(*c.failure);
@@ -139,19 +178,21 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     } else if (c.output_aliases_input) {
       o = Outcome::contract_violation;
       msg = label + ": the output shares storage with an input";
+    } else if (!c.tampered.empty()) {
+      o = Outcome::contract_violation;
+      msg = label + ": [tamper] the call replaced harness functions or changed precision flags: " + join(c.tampered);
+    } else if (c.threads_leaked) {
+      o = Outcome::contract_violation;
+      msg = label + ": " + (c.thread_detail.empty() ? "a thread started by the call was still running" : c.thread_detail);
+    } else if (!c.output_stable) {
+      o = Outcome::contract_violation;
+      msg = label + ": the output changed after the call returned (work still running)";
     } else {
       any_compared = true;
       max_abs = std::max(max_abs, c.max_abs_error);
-      if (c.nonfinite_mismatches > 0) {
+      if (std::string why = value_failure(c, options); !why.empty()) {
         o = Outcome::incorrect;
-        msg = fmt::format("{}: {} NaN/Inf values where the reference is finite", label, c.nonfinite_mismatches);
-      } else if (c.mismatches > 0 || !(c.tolerance_ratio <= 1.0)) {
-        o = Outcome::incorrect;
-        std::string at;
-        for (std::size_t i = 0; i < c.first_mismatch_index.size(); ++i)
-          at += (i ? "," : "") + std::to_string(c.first_mismatch_index[i]);
-        msg = fmt::format("{}: {} of {} elements outside atol={:g} rtol={:g}; max abs error {:.3g}, "
-                          "first at [{}]", label, c.mismatches, c.numel, c.atol, c.rtol, c.max_abs_error, at);
+        msg = label + ": " + why;
       }
     }
     if (o == Outcome::passed) {
@@ -180,6 +221,11 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   }
   if (v.cases_total == 0) return end(Outcome::runtime_error, Gate::correctness, "no correctness case ran");
   v.correct = true;
+  if (!m.audit.trivial_passing.empty())
+    v.messages.push_back("task audit: trivial answer(s) " + join(m.audit.trivial_passing) +
+                         " pass the regular cases; added cases " + join(m.audit.strengthened_with) +
+                         (m.audit.still_passing.empty() ? std::string()
+                                                         : "; still passing: " + join(m.audit.still_passing) + " (weak task)"));
 
   // Gate 5: timing.
   if (m.timed_out_stage && *m.timed_out_stage == "timing")
@@ -188,6 +234,50 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   if (!m.candidate_timing) return end(Outcome::passed, Gate::correctness, "correct (timing not requested)");
   const TimingRecord& t = *m.candidate_timing;
   if (t.failure) return end(Outcome::runtime_error, Gate::timing, "candidate raised while timed: " + failure_text(*t.failure));
+  if (!t.tampered.empty())
+    return end(Outcome::contract_violation, Gate::timing,
+               "[tamper] a timed call replaced harness functions or changed precision flags: " + join(t.tampered));
+  if (t.threads_leaked > 0)
+    return end(Outcome::contract_violation, Gate::timing,
+               fmt::format("{} timed call(s) left a thread running: {}", t.threads_leaked, t.thread_detail));
+  for (const CaseRecord& r : t.rechecks) {
+    const std::string label = fmt::format("timed call {} (rechecked)", r.index);
+    if (!r.output_plain_tensor)
+      return end(Outcome::contract_violation, Gate::timing, label + ": output is a " + r.output_type + ", not a plain torch.Tensor");
+    if (!r.structure_matches || !r.dtype_matches || !r.shape_matches || !r.device_matches)
+      return end(Outcome::contract_violation, Gate::timing, label + ": output does not match the reference (" + r.detail + ")");
+    if (std::string why = value_failure(r, options); !why.empty())
+      return end(Outcome::incorrect, Gate::timing, label + ": " + why + " (a stale or cached output?)");
+  }
+  // Launch gate (D14) on the kernel trace: decoys and library compute, per policy profile.
+  if (m.launch && m.launch->traced) {
+    const LaunchRecord& l = *m.launch;
+    const bool strict = options.policy_profile == "strict", hybrid = options.policy_profile == "hybrid";
+    if (strict || hybrid) {
+      if (l.own_ms <= 0)
+        return end(Outcome::policy_rejected, Gate::launch,
+                   fmt::format("[launch] none of the candidate's own kernels ran in {} traced calls "
+                               "({:.3g} ms in library/ATen kernels): the custom kernel is a decoy", l.calls, l.library_ms));
+      const double compute = l.own_ms + l.library_ms;
+      const double share = compute > 0 ? l.library_ms / compute : 0;
+      const double limit = strict ? options.strict_library_share : options.hybrid_library_share;
+      if (share > limit)
+        return end(Outcome::policy_rejected, Gate::launch,
+                   fmt::format("[launch] {:.0f}% of the GPU compute time is in library/ATen kernels (profile {} allows {:.0f}%)",
+                               100 * share, options.policy_profile, 100 * limit));
+      if (l.graph_launches > 0)
+        return end(Outcome::policy_rejected, Gate::launch,
+                   fmt::format("[launch] {} CUDA graph replay(s) in the traced calls (not allowed by profile {})",
+                               l.graph_launches, options.policy_profile));
+    }
+    if (l.outside_window > 0)
+      return end(Outcome::timing_invalid, Gate::timing,
+                 fmt::format("{} GPU kernel(s) ran outside the call's window (work after return or on a "
+                             "stream the call did not wait for)", l.outside_window));
+  }
+  if (t.l2_persist_violations > 0)
+    return end(Outcome::timing_invalid, Gate::timing,
+               fmt::format("the persisting-L2 limit was set again during {} timed call(s)", t.l2_persist_violations));
   if (static_cast<int>(t.times_ms.size()) < options.min_timed_calls)
     return end(Outcome::timing_invalid, Gate::timing,
                fmt::format("only {} timed calls (need {})", t.times_ms.size(), options.min_timed_calls));
@@ -195,11 +285,29 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     if (!std::isfinite(x) || x <= 0)
       return end(Outcome::timing_invalid, Gate::timing, fmt::format("a timed call reported {} ms", x));
   const double total = std::accumulate(t.times_ms.begin(), t.times_ms.end(), 0.0);
-  if (t.wall_ms > 0 && total > t.wall_ms * options.wall_clock_slack + 1.0)
+  if (t.wall_ms > 0 && total > t.wall_ms * options.wall_clock_slack + 1.0 * t.rounds)
     return end(Outcome::timing_invalid, Gate::timing,
                fmt::format("reported times sum to {:.3f} ms but the timed phase took {:.3f} ms of wall clock",
                            total, t.wall_ms));
+  if (m.eager_timing && !m.eager_timing->precision_flags.empty() && !t.precision_flags.empty() &&
+      m.eager_timing->precision_flags != t.precision_flags)
+    return end(Outcome::timing_invalid, Gate::timing,
+               "the baseline ran under other precision flags than the candidate (harness self-test H40)");
   const TimeStats cand = summarize_times(t.times_ms);
+  if (t.wall_check_calls > 0) {
+    const double per_call = t.wall_check_ms / t.wall_check_calls;
+    if (cand.median_ms * options.wall_check_factor + options.wall_check_slack_ms < per_call)
+      return end(Outcome::timing_invalid, Gate::timing,
+                 fmt::format("event times say {:.4g} ms per call, but {} synchronised calls took {:.4g} ms each "
+                             "on the supervisor's wall clock", cand.median_ms, t.wall_check_calls, per_call));
+  }
+  if (m.roofline && m.roofline->applied && m.roofline->floor_ms > 0 &&
+      cand.median_ms < m.roofline->floor_ms / options.roofline_safety)
+    return end(Outcome::timing_invalid, Gate::timing,
+               fmt::format("{:.4g} ms is below the task's roofline floor {:.4g} ms ({} bytes at {:.0f} GB/s, "
+                           "{:.3g} FLOPs at {:.0f} TFLOP/s; safety x{:g})", cand.median_ms, m.roofline->floor_ms,
+                           m.roofline->bytes, m.roofline->bandwidth_gbps, m.roofline->flops,
+                           m.roofline->peak_tflops, options.roofline_safety));
   v.runtime_ms = cand.median_ms;
   v.runtime_spread = cand.spread;
   std::string headline = fmt::format("correct on {} cases; {:.4g} ms", v.cases_total, cand.median_ms);

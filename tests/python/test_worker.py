@@ -175,11 +175,29 @@ def test_executor_reports_exceptions(tmp_path):
     assert rec["failure"]["stage"] == "init"
 
 
-def test_time_calls_cpu():
-    rec = common.time_calls(lambda x: x + 1, [(torch.ones(10),)], "cpu",
-                            {"warmup": 1, "min_calls": 5, "max_calls": 8, "budget_ms": 1000, "target_spread": 0.0})
+def test_time_calls_cpu_fresh_inputs_and_kept_outputs():
+    seen = []
+
+    def make_args(seed):
+        torch.manual_seed(seed)
+        return (torch.randn(10),)
+
+    def fn(x):
+        seen.append(x.clone())
+        return x + 1
+    seeds = list(range(100, 109))
+    rec, kept = common.time_calls(fn, make_args, seeds, "cpu",
+                                  {"warmup": 1, "min_calls": 5, "max_calls": 8, "budget_ms": 1000,
+                                   "target_spread": 0.0}, keep=[0, 3])
     assert rec["method"] == "monotonic_clock" and 5 <= len(rec["times_ms"]) <= 8
-    assert all(t > 0 for t in rec["times_ms"]) and rec["l2_flushed"] is False
+    assert all(t > 0 for t in rec["times_ms"]) and rec["l2_flushed"] is False and rec["fresh_inputs"]
+    # every call saw different values (no output cache can hit)
+    assert len({tuple(x.tolist()) for x in seen}) == len(seen) == 1 + len(rec["times_ms"])
+    assert sorted(kept) == [0, 3]
+    assert torch.equal(kept[3][0], make_args(seeds[1 + 3])[0] + 1)
+    with pytest.raises(ValueError):
+        common.time_calls(fn, make_args, seeds[:3], "cpu", {"warmup": 1, "min_calls": 5, "max_calls": 8,
+                                                              "budget_ms": 1000, "target_spread": 0.0})
 
 
 def test_zero_dim_output_and_input(tmp_path):

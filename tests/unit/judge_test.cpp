@@ -199,6 +199,214 @@ TEST(Judge, CaseOutsideTheTasksDomainIsSkipped) {
   EXPECT_EQ(judge(m).outcome, Outcome::incorrect);
 }
 
+// --- Run-time integrity (issue 4) ---------------------------------------------------------
+
+TEST(JudgeIntegrity, TamperAtImportIsContractViolation) {
+  Measurements m = correct_and_timed(1, 2);
+  m.load.tampered = {"torch.cuda.Event.elapsed_time"};
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::contract_violation);
+  EXPECT_EQ(v.gate, Gate::build);
+  EXPECT_NE(v.messages.front().find("[tamper]"), std::string::npos);
+}
+
+TEST(JudgeIntegrity, CaseContractObservations) {
+  Measurements thread = correct_and_timed(1, 2);
+  thread.cases[1].threads_leaked = true;
+  thread.cases[1].thread_detail = "1 Python thread(s) still running after the call returned";
+  Verdict v = judge(thread);
+  EXPECT_EQ(v.outcome, Outcome::contract_violation);
+  EXPECT_NE(v.messages.front().find("Python thread"), std::string::npos);
+  Measurements unstable = correct_and_timed(1, 2);
+  unstable.cases[0].output_stable = false;
+  EXPECT_EQ(judge(unstable).outcome, Outcome::contract_violation);
+  Measurements tampered = correct_and_timed(1, 2);
+  tampered.cases[2].tampered = {"precision flag cuda.matmul.allow_tf32=True (was False)"};
+  EXPECT_EQ(judge(tampered).outcome, Outcome::contract_violation);
+}
+
+TEST(JudgeIntegrity, RerunDisagreementIsIncorrect) {
+  Measurements m = correct_and_timed(1, 2);
+  m.cases[0].rerun_nonfinite_mismatches = 12;
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::incorrect);
+  EXPECT_NE(v.messages.front().find("uninitialised"), std::string::npos);
+  Measurements drift = correct_and_timed(1, 2);
+  drift.cases[0].rerun_tolerance_ratio = 0.5;  // nondeterministic but inside tolerance: fine
+  EXPECT_EQ(judge(drift).outcome, Outcome::passed);
+  drift.cases[0].rerun_tolerance_ratio = 3;
+  EXPECT_EQ(judge(drift).outcome, Outcome::incorrect);
+}
+
+TEST(JudgeIntegrity, Float64CrossCheckCatchesReducedPrecision) {
+  auto with_fp64 = [](double err, double ref_err) {
+    Measurements m = correct_and_timed(1, 2);
+    for (auto& c : m.cases) {
+      c.fp64_checked = true;
+      c.fp64_error = err;
+      c.fp64_reference_error = ref_err;
+      c.fp64_scale = 10;
+      c.dtype_eps = 1.1920928955078125e-07;
+    }
+    return m;
+  };
+  // A GEMM: the fp32 reference's own error 2e-5; an honest kernel with another summation order
+  // has a few times that; fp16/TF32 has ~100x.
+  EXPECT_EQ(judge(with_fp64(8e-5, 2e-5)).outcome, Outcome::passed);
+  Verdict v = judge(with_fp64(3e-3, 2e-5));
+  EXPECT_EQ(v.outcome, Outcome::incorrect);
+  EXPECT_NE(v.messages.front().find("float64"), std::string::npos);
+  // An exact op (ReLU): the floor 64 eps * max|ref64| applies.
+  EXPECT_EQ(judge(with_fp64(5e-5, 0)).outcome, Outcome::passed);
+  EXPECT_EQ(judge(with_fp64(2e-4, 0)).outcome, Outcome::incorrect);
+}
+
+TEST(JudgeIntegrity, OtherShapeCaseIsLabelled) {
+  Measurements m = correct_and_timed(1, 2);
+  CaseRecord c = good_case(3);
+  c.shape_variant = "other";
+  c.mismatches = 7;
+  c.tolerance_ratio = 40;
+  m.cases.push_back(c);
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::incorrect);
+  EXPECT_NE(v.messages.front().find("other sizes"), std::string::npos);
+}
+
+TEST(JudgeIntegrity, RecheckedTimedOutputMustBeRight) {
+  Measurements m = correct_and_timed(0.01, 2);
+  CaseRecord r = good_case(4);
+  r.transform = "timed";
+  m.candidate_timing->rechecks.push_back(r);
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+  m.candidate_timing->rechecks.back().mismatches = 100;
+  m.candidate_timing->rechecks.back().tolerance_ratio = 1e3;
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::incorrect);
+  EXPECT_EQ(v.gate, Gate::timing);
+  EXPECT_NE(v.messages.front().find("timed call 4"), std::string::npos);
+  EXPECT_TRUE(v.correct);  // the correctness cases passed; a timed output did not
+}
+
+TEST(JudgeIntegrity, TimedCallsLeavingThreadsOrPersistingL2) {
+  Measurements threads = correct_and_timed(1, 2);
+  threads.candidate_timing->threads_leaked = 3;
+  EXPECT_EQ(judge(threads).outcome, Outcome::contract_violation);
+  Measurements l2 = correct_and_timed(1, 2);
+  l2.candidate_timing->l2_persist_violations = 10;
+  EXPECT_EQ(judge(l2).outcome, Outcome::timing_invalid);
+  Measurements tamper = correct_and_timed(1, 2);
+  tamper.candidate_timing->tampered = {"kgym_worker.common.time_calls"};
+  EXPECT_EQ(judge(tamper).outcome, Outcome::contract_violation);
+}
+
+TEST(JudgeIntegrity, WallClockCrossCheck) {
+  // Events say 0.01 ms per call; 100 synchronised calls took 500 ms on the supervisor's clock.
+  Measurements forged = correct_and_timed(0.01, 2);
+  forged.candidate_timing->wall_check_calls = 100;
+  forged.candidate_timing->wall_check_ms = 500;
+  Verdict v = judge(forged);
+  EXPECT_EQ(v.outcome, Outcome::timing_invalid);
+  EXPECT_NE(v.messages.front().find("wall clock"), std::string::npos);
+  // Honest: the wall clock per call (warm, with Python overhead) is close to the event time.
+  Measurements honest = correct_and_timed(1.0, 2);
+  honest.candidate_timing->wall_check_calls = 50;
+  honest.candidate_timing->wall_check_ms = 60;
+  EXPECT_EQ(judge(honest).outcome, Outcome::passed);
+}
+
+TEST(JudgeIntegrity, RooflineFloor) {
+  Measurements m = correct_and_timed(0.001, 2);
+  RooflineRecord roof;
+  roof.bytes = 1LL << 30;
+  roof.bandwidth_gbps = 4000;
+  roof.peak_tflops = 700;
+  roof.floor_ms = 0.268;
+  roof.applied = true;
+  m.roofline = roof;
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::timing_invalid);
+  EXPECT_NE(v.messages.front().find("roofline"), std::string::npos);
+  m.candidate_timing->times_ms.assign(10, 0.25);  // below the floor but within the safety factor
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+  m.roofline->applied = false;  // CPU: recorded only
+  m.candidate_timing->times_ms.assign(10, 0.001);
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+}
+
+TEST(JudgeIntegrity, BaselinePrecisionFlagsMustMatch) {
+  Measurements m = correct_and_timed(1, 2);
+  m.candidate_timing->precision_flags = {{"cuda.matmul.allow_tf32", "False"}};
+  m.eager_timing->precision_flags = {{"cuda.matmul.allow_tf32", "True"}};
+  EXPECT_EQ(judge(m).outcome, Outcome::timing_invalid);
+  m.eager_timing->precision_flags = m.candidate_timing->precision_flags;
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+}
+
+TEST(JudgeIntegrity, LaunchGatePerProfile) {
+  auto traced = [](double own, double lib, int outside, int graphs) {
+    Measurements m = correct_and_timed(1, 2);
+    LaunchRecord l;
+    l.traced = true;
+    l.calls = 3;
+    l.own_ms = own;
+    l.library_ms = lib;
+    l.outside_window = outside;
+    l.graph_launches = graphs;
+    m.launch = l;
+    return m;
+  };
+  JudgeOptions strict, hybrid, off;
+  strict.policy_profile = "strict";
+  hybrid.policy_profile = "hybrid";
+  off.policy_profile = "off";
+  // Decoy: the custom kernel never ran, all time in ATen.
+  Verdict decoy = judge(traced(0, 1.0, 0, 0), strict);
+  EXPECT_EQ(decoy.outcome, Outcome::policy_rejected);
+  EXPECT_EQ(decoy.gate, Gate::launch);
+  EXPECT_NE(decoy.messages.front().find("decoy"), std::string::npos);
+  EXPECT_EQ(judge(traced(0, 1.0, 0, 0), hybrid).outcome, Outcome::policy_rejected);
+  EXPECT_EQ(judge(traced(0, 1.0, 0, 0), off).outcome, Outcome::passed);  // recorded only
+  // Library GEMM with a small custom epilogue: hybrid yes, strict no.
+  EXPECT_EQ(judge(traced(0.05, 1.0, 0, 0), hybrid).outcome, Outcome::passed);
+  EXPECT_EQ(judge(traced(0.05, 1.0, 0, 0), strict).outcome, Outcome::policy_rejected);
+  EXPECT_EQ(judge(traced(1.0, 0.05, 0, 0), strict).outcome, Outcome::passed);
+  // Graph replay under strict; work outside the window under every profile.
+  EXPECT_EQ(judge(traced(1.0, 0, 0, 2), strict).outcome, Outcome::policy_rejected);
+  EXPECT_EQ(judge(traced(1.0, 0, 0, 2), off).outcome, Outcome::passed);
+  EXPECT_EQ(judge(traced(1.0, 0, 2, 0), off).outcome, Outcome::timing_invalid);
+  // CPU: no trace, nothing decided.
+  Measurements cpu = correct_and_timed(1, 2);
+  cpu.launch = LaunchRecord{};
+  cpu.launch->skipped = "cpu: no kernel trace";
+  EXPECT_EQ(judge(cpu, strict).outcome, Outcome::passed);
+}
+
+TEST(JudgeIntegrity, MeasurementsRoundTripNewFields) {
+  Measurements m = correct_and_timed(1, 2);
+  m.cases[0].fp64_checked = true;
+  m.cases[0].fp64_error = 1e-6;
+  m.cases[0].trivial_passing = {"zeros"};
+  m.cases[0].shape_variant = "other";
+  m.candidate_timing->rechecks.push_back(good_case(2));
+  m.candidate_timing->precision_flags = {{"a", "b"}};
+  m.candidate_timing->wall_check_calls = 7;
+  m.launch = LaunchRecord{};
+  m.launch->traced = true;
+  m.launch->kernels = {nlohmann::json{{"name", "k"}}};
+  m.roofline = RooflineRecord{};
+  m.roofline->floor_ms = 0.5;
+  m.audit.trivial_passing = {"zeros"};
+  m.audit.other_shape = "skipped: x";
+  nlohmann::json j = m;
+  Measurements back = j.get<Measurements>();
+  EXPECT_EQ(nlohmann::json(back), j);
+  EXPECT_EQ(back.cases[0].trivial_passing, std::vector<std::string>{"zeros"});
+  EXPECT_EQ(back.candidate_timing->rechecks.size(), 1u);
+  EXPECT_DOUBLE_EQ(back.roofline->floor_ms, 0.5);
+  EXPECT_EQ(back.audit.other_shape, "skipped: x");
+}
+
 TEST(Judge, TaskFailureIsTaskError) {
   Measurements m = loaded();
   m.task_failure = "RuntimeError: shape mismatch";

@@ -1,0 +1,335 @@
+"""Run-time integrity primitives used by both runners (issue 4; docs/timing.md, docs/correctness.md).
+
+- ``Fingerprints`` (D13): identity and bytecode hash of the harness and the torch/time functions it
+  relies on, taken before candidate code is imported and re-checked after import and each call.
+- ``precision_flags`` (H40): the process's global precision flags (TF32, reduced-precision
+  reductions, float32 matmul precision); the candidate's must equal the baseline's.
+- ``thread_census`` (D8): Python threads (``threading.enumerate``) and native threads
+  (``/proc/self/task``) of this process.
+- ``poison_free_memory`` (D4): fills the CUDA caching allocator's free blocks with a byte pattern
+  (0xFF is NaN in every float format) so that a stale buffer never holds a plausible result.
+- ``PersistingL2`` (D9): resets the persisting-L2 set-aside through the driver API
+  (``cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0)``, ``cuCtxResetPersistingL2Cache``) and
+  reads it back after a call.
+- ``kernel_trace`` (D7/D14): the GPU kernels of some calls, from ``torch.profiler`` (CUPTI via
+  Kineto), with streams and start/end times relative to each call's window.
+"""
+import ctypes
+import hashlib
+import os
+import re
+import threading
+import time
+
+import torch
+
+# ---------------------------------------------------------------------------------------------
+# D13: fingerprints of trusted functions
+
+
+def _code_hash(obj) -> str:
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        func = getattr(obj, "__func__", None)
+        code = getattr(func, "__code__", None)
+    if code is None:
+        return ""
+    h = hashlib.sha256(code.co_code)
+    h.update(repr(code.co_consts).encode(errors="replace"))
+    h.update(repr(code.co_names).encode(errors="replace"))
+    return h.hexdigest()[:16]
+
+
+def _resolve(root, path: str):
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+TORCH_TRUSTED = [
+    "cuda.synchronize", "cuda.Event", "cuda.Event.record", "cuda.Event.elapsed_time",
+    "cuda.Event.synchronize", "cuda.Event.query", "cuda.current_stream", "cuda.memory_snapshot",
+    "cuda.set_device", "cuda.empty_cache", "equal", "isnan", "isfinite", "manual_seed", "randn",
+    "rand", "randint", "empty", "zeros", "no_grad", "Tensor.clone", "Tensor.copy_", "Tensor.fill_",
+    "Tensor.contiguous", "Tensor.cpu", "Tensor.to", "Tensor.view", "Tensor.reshape",
+    "Tensor.untyped_storage", "Tensor.data_ptr", "Tensor.numel", "Tensor.detach", "Tensor.double",
+    "Tensor.abs", "Tensor.max", "Tensor.__eq__", "Tensor.__sub__", "autograd.profiler.record_function",
+    "profiler.profile",
+]
+STDLIB_TRUSTED = [
+    (time, "perf_counter"), (time, "perf_counter_ns"), (time, "monotonic"), (time, "sleep"),
+    (os, "urandom"), (os, "listdir"), (threading, "enumerate"),
+]
+
+
+class Fingerprints:
+    """Identity + bytecode hash of trusted callables. ``add_module`` covers every function and
+    class method defined in a module (the kgym_worker modules, the task module)."""
+
+    def __init__(self):
+        self._entries = {}
+
+    def add(self, name: str, owner, attr: str) -> None:
+        try:
+            obj = getattr(owner, attr)
+        except AttributeError:
+            return
+        self._entries[name] = (owner, attr, obj, _code_hash(obj))
+
+    def add_torch(self) -> "Fingerprints":
+        for path in TORCH_TRUSTED:
+            parent, _, attr = ("torch." + path).rpartition(".")
+            try:
+                owner = _resolve(torch, parent.removeprefix("torch").lstrip(".")) if parent != "torch" else torch
+            except AttributeError:
+                continue
+            self.add("torch." + path, owner, attr)
+        for mod, attr in STDLIB_TRUSTED:
+            self.add(f"{mod.__name__}.{attr}", mod, attr)
+        return self
+
+    def add_module(self, module, prefix: str = "") -> "Fingerprints":
+        prefix = prefix or module.__name__
+        for name, value in list(vars(module).items()):
+            if name.startswith("__"):
+                continue
+            if callable(value) and getattr(value, "__module__", None) == module.__name__:
+                self.add(f"{prefix}.{name}", module, name)
+                if isinstance(value, type):
+                    for mname, mval in list(vars(value).items()):
+                        if callable(mval) and not mname.startswith("__"):
+                            self.add(f"{prefix}.{name}.{mname}", value, mname)
+        return self
+
+    def changed(self) -> list:
+        """Names whose object was replaced or whose code object was swapped."""
+        out = []
+        for name, (owner, attr, obj, code) in self._entries.items():
+            try:
+                now = getattr(owner, attr)
+            except AttributeError:
+                out.append(name)
+                continue
+            if now is not obj and not (getattr(now, "__func__", None) is getattr(obj, "__func__", 0)):
+                out.append(name)
+            elif code and _code_hash(now) != code:
+                out.append(name)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------
+# H40: precision flags
+
+
+def precision_flags() -> dict:
+    """Global precision settings that change fp32 results (all as strings)."""
+    out = {"float32_matmul_precision": torch.get_float32_matmul_precision()}
+    b = torch.backends
+    for name, getter in (
+            ("cuda.matmul.allow_tf32", lambda: b.cuda.matmul.allow_tf32),
+            ("cudnn.allow_tf32", lambda: b.cudnn.allow_tf32),
+            ("cuda.matmul.allow_fp16_reduced_precision_reduction",
+             lambda: b.cuda.matmul.allow_fp16_reduced_precision_reduction),
+            ("cuda.matmul.allow_bf16_reduced_precision_reduction",
+             lambda: b.cuda.matmul.allow_bf16_reduced_precision_reduction)):
+        try:
+            out[name] = str(getter())
+        except Exception:  # noqa: BLE001 - a flag this torch does not have
+            pass
+    return out
+
+
+def restore_precision_flags(flags: dict) -> None:
+    """Puts the flags back (after a candidate changed them; the change is still reported)."""
+    b = torch.backends
+    try:
+        torch.set_float32_matmul_precision(flags["float32_matmul_precision"])
+        b.cuda.matmul.allow_tf32 = flags.get("cuda.matmul.allow_tf32") == "True"
+        b.cudnn.allow_tf32 = flags.get("cudnn.allow_tf32") == "True"
+        b.cuda.matmul.allow_fp16_reduced_precision_reduction = \
+            flags.get("cuda.matmul.allow_fp16_reduced_precision_reduction") == "True"
+        b.cuda.matmul.allow_bf16_reduced_precision_reduction = \
+            flags.get("cuda.matmul.allow_bf16_reduced_precision_reduction") == "True"
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# D8: thread census
+
+
+def thread_census():
+    """(set of live Python thread idents, number of native threads or -1)."""
+    py = {t.ident for t in threading.enumerate() if t.is_alive()}
+    try:
+        native = len(os.listdir("/proc/self/task"))
+    except OSError:
+        native = -1
+    return py, native
+
+
+def census_leak(before, after) -> str:
+    """A description of threads alive after a call that were not before it ('' if none).
+    Python threads count always; native threads only when ``before`` says so (the caller
+    exempts the first call, where libraries legitimately start their pools)."""
+    py_new = after[0] - before[0]
+    if py_new:
+        names = [t.name for t in threading.enumerate() if t.ident in py_new]
+        return f"{len(py_new)} Python thread(s) still running after the call returned: {names}"
+    return ""
+
+
+def native_growth(before, after) -> int:
+    if before[1] < 0 or after[1] < 0:
+        return 0
+    return max(0, after[1] - before[1])
+
+
+# ---------------------------------------------------------------------------------------------
+# D4: poison the caching allocator's free blocks
+
+
+def poison_free_memory(device: str, byte: int) -> bool:
+    """Fills every free block the CUDA caching allocator holds with ``byte`` (so a buffer the
+    candidate gets from ``torch.empty`` holds NaN or a sentinel, never an earlier result).
+    Returns False on CPU (glibc's allocator cannot be walked; nothing of the reference ever
+    lives in the candidate's process, see D10)."""
+    if not device.startswith("cuda"):
+        return False
+    held = []
+    try:
+        for seg in torch.cuda.memory_snapshot():
+            for blk in seg.get("blocks", []):
+                if blk.get("state") == "inactive" and blk.get("size", 0) >= 512:
+                    t = torch.empty(int(blk["size"]), dtype=torch.uint8, device=device)
+                    t.fill_(byte)
+                    held.append(t)
+        torch.cuda.synchronize()
+    finally:
+        del held
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# D9: persisting L2
+
+
+class PersistingL2:
+    """Driver-API control of the persisting-L2 set-aside of the current context."""
+    CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
+
+    def __init__(self):
+        self.lib = None
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError:
+            self.lib = None
+
+    def reset(self) -> bool:
+        """Sets the limit to 0 and resets persisting lines; True when both calls succeeded."""
+        if self.lib is None:
+            return False
+        ok = self.lib.cuCtxSetLimit(ctypes.c_int(self.CU_LIMIT_PERSISTING_L2_CACHE_SIZE), ctypes.c_size_t(0)) == 0
+        ok = (self.lib.cuCtxResetPersistingL2Cache() == 0) and ok
+        return ok
+
+    def limit(self) -> int:
+        """The current set-aside in bytes (-1 when it cannot be read)."""
+        if self.lib is None:
+            return -1
+        v = ctypes.c_size_t(0)
+        if self.lib.cuCtxGetLimit(ctypes.byref(v), ctypes.c_int(self.CU_LIMIT_PERSISTING_L2_CACHE_SIZE)) != 0:
+            return -1
+        return int(v.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# D7/D14: kernel trace
+
+# Library and ATen kernels (cuBLAS, cuDNN, CUTLASS, ATen native, Inductor-generated Triton).
+_LIBRARY = re.compile(
+    r"at::native|at_cuda_detail|\bat::|cutlass|xmma|cublas|cudnn|\bgemm|gemv|sgemm|hgemm|"
+    r"ampere_|hopper_|sm\d\d_|nvjet|cunn_|implicit_convolve|winograd|fft|^triton_(poi|red|per|tem)_|"
+    r"splitKreduce|Kernel2|cub::", re.IGNORECASE)
+# ATen glue: allocation fills, copies, layout changes (not compute).
+_GLUE = re.compile(r"FillFunctor|fill_kernel|copy_kernel|direct_copy|CatArrayBatched|"
+                   r"nchwToNhwc|nhwcToNchw|transpose_readWrite|CopyFunctor", re.IGNORECASE)
+
+
+def kernel_category(name: str) -> str:
+    """own | library | glue | memory for a GPU activity name."""
+    if name.startswith(("Memcpy", "Memset", "[memory]")):
+        return "memory"
+    if _GLUE.search(name):
+        return "glue"
+    if _LIBRARY.search(name):
+        return "library"
+    return "own"
+
+
+def summarize_trace(kernels: list, windows: list, graph_launches: int, slack_us: float = 20.0) -> dict:
+    """LaunchRecord (measurement.hpp) from GPU activities and call windows.
+
+    ``kernels``: dicts name, stream, device, start_us, end_us (one clock with ``windows``);
+    ``windows``: [start_us, end_us] of each call (call + device-wide sync). A kernel belongs to
+    the window it starts in; one that starts or ends outside every window is counted in
+    ``outside_window``."""
+    rec = {"traced": True, "calls": len(windows), "own_ms": 0.0, "library_ms": 0.0, "glue_ms": 0.0,
+           "memory_ms": 0.0, "outside_window": 0, "graph_launches": graph_launches, "kernels": [],
+           "streams": [], "devices": []}
+    streams, devices, listed = set(), set(), set()
+    for k in kernels:
+        cat = kernel_category(k["name"])
+        dur = max(0.0, k["end_us"] - k["start_us"]) / 1e3
+        call = -1
+        for i, (ws, we) in enumerate(windows):
+            if ws - slack_us <= k["start_us"] and k["end_us"] <= we + slack_us:
+                call = i
+                break
+        if call < 0:
+            rec["outside_window"] += 1
+        rec[f"{cat}_ms"] += dur
+        streams.add(int(k.get("stream", 0)))
+        devices.add(int(k.get("device", 0)))
+        key = (k["name"][:200], cat, call >= 0)
+        if key not in listed and len(rec["kernels"]) < 48:
+            listed.add(key)
+            base = windows[call][0] if call >= 0 else (windows[0][0] if windows else 0.0)
+            rec["kernels"].append({"name": k["name"][:200], "category": cat, "stream": int(k.get("stream", 0)),
+                                   "device": int(k.get("device", 0)), "call": call,
+                                   "start_us": k["start_us"] - base, "end_us": k["end_us"] - base})
+    rec["streams"] = sorted(streams)
+    rec["devices"] = sorted(devices)
+    return rec
+
+
+def kernel_trace(fn, make_args, seeds, device: str, after_s: float = 0.05) -> dict:
+    """Runs ``fn`` once per seed under ``torch.profiler`` (CPU + CUDA activities), each call in
+    a ``kgym::call`` range that ends after a device-wide sync, then waits ``after_s`` (work a
+    background thread launches after the return lands there) and summarizes (summarize_trace)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+    args_list = [make_args(s) for s in seeds]
+    torch.cuda.synchronize()
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i, args in enumerate(args_list):
+            with record_function(f"kgym::call{i}"):
+                fn(*args)
+                torch.cuda.synchronize()
+            time.sleep(0.002)
+        time.sleep(after_s)
+        torch.cuda.synchronize()
+    kernels, windows, graph = [], {}, 0
+    for ev in prof.profiler.kineto_results.events():
+        name = ev.name()
+        dev = str(ev.device_type())
+        if "CUDA" in dev and not name.startswith("kgym::") and not ev.is_user_annotation():
+            kernels.append({"name": name, "stream": ev.device_resource_id(), "device": ev.device_index(),
+                            "start_us": ev.start_ns() / 1e3, "end_us": ev.end_ns() / 1e3})
+        else:
+            if name.startswith("kgym::call"):
+                windows[int(name[len("kgym::call"):])] = [ev.start_ns() / 1e3, ev.end_ns() / 1e3]
+            elif "GraphLaunch" in name:
+                graph += 1
+    ordered = [windows[i] for i in sorted(windows)]
+    return summarize_trace(kernels, ordered, graph)

@@ -1,0 +1,270 @@
+"""Run-time integrity primitives (issue 4): identity checks, precision flags, thread census,
+kernel-trace summary, magnitude-scaled tolerance, float64 cross-check, trivial-answer audit,
+timed-output recheck, other-shape case and the executor's reruns."""
+import threading
+import time
+import types
+
+import torch
+
+from kgym_worker import common, integrity, tensors
+from kgym_worker.candidate import CandidateExecutor
+from kgym_worker.reference import ReferenceWorker
+
+TOL = {"float32": [1e-4, 1e-4], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2], "float64": [1e-7, 1e-7]}
+
+TASK = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+batch = 32
+dim = 48
+def get_inputs():
+    return [torch.randn(batch, dim)]
+def get_init_inputs():
+    return []
+"""
+
+SOFTMAX_WIDE = """
+import torch
+import torch.nn as nn
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+batch = 4
+dim = 65536
+def get_inputs():
+    return [torch.randn(batch, dim)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_fingerprints_see_replacement_and_code_swap():
+    mod = types.ModuleType("victim")
+    exec("def f(x):\n    return x + 1\ndef g(x):\n    return x * 2\n", mod.__dict__)
+    fp = integrity.Fingerprints().add_module(mod, "victim")
+    assert fp.changed() == []
+    original = mod.f
+    mod.f = lambda x: x
+    assert fp.changed() == ["victim.f"]
+    mod.f = original
+    mod.g.__code__ = (lambda x: 0).__code__
+    assert fp.changed() == ["victim.g"]
+
+
+def test_fingerprints_cover_torch_timers():
+    fp = integrity.Fingerprints().add_torch()
+    saved = torch.cuda.Event.elapsed_time
+    try:
+        torch.cuda.Event.elapsed_time = lambda self, end: 1e-3
+        assert "torch.cuda.Event.elapsed_time" in fp.changed()
+    finally:
+        torch.cuda.Event.elapsed_time = saved
+    assert fp.changed() == []
+
+
+def test_precision_flags_change_and_restore():
+    before = integrity.precision_flags()
+    torch.set_float32_matmul_precision("medium")
+    try:
+        assert integrity.precision_flags() != before
+    finally:
+        integrity.restore_precision_flags(before)
+    assert integrity.precision_flags() == before
+
+
+def test_thread_census_sees_running_thread():
+    before = integrity.thread_census()
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    after = integrity.thread_census()
+    assert "Python thread" in integrity.census_leak(before, after)
+    stop.set()
+    t.join()
+    assert integrity.census_leak(before, integrity.thread_census()) == ""
+
+
+def test_kernel_categories():
+    assert integrity.kernel_category("my_relu_kernel(float const*, float*, int)") == "own"
+    assert integrity.kernel_category("relu_kernel_0d1d") == "own"
+    assert integrity.kernel_category("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>") == "glue"
+    assert integrity.kernel_category("void at::native::reduce_kernel<512, 1>") == "library"
+    assert integrity.kernel_category("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32") == "library"
+    assert integrity.kernel_category("ampere_sgemm_128x64_nn") == "library"
+    assert integrity.kernel_category("triton_poi_fused_relu_0") == "library"
+    assert integrity.kernel_category("Memcpy DtoD (Device -> Device)") == "memory"
+
+
+def test_summarize_trace_windows_and_shares():
+    windows = [[0.0, 100.0], [200.0, 300.0]]
+    kernels = [
+        {"name": "my_kernel", "stream": 7, "device": 0, "start_us": 10.0, "end_us": 60.0},
+        {"name": "ampere_sgemm_128x64_nn", "stream": 7, "device": 0, "start_us": 210.0, "end_us": 230.0},
+        {"name": "my_kernel", "stream": 13, "device": 0, "start_us": 150.0, "end_us": 170.0},  # between calls
+        {"name": "my_kernel", "stream": 7, "device": 0, "start_us": 290.0, "end_us": 400.0},  # runs past the end
+    ]
+    rec = integrity.summarize_trace(kernels, windows, graph_launches=1)
+    assert rec["outside_window"] == 2 and rec["graph_launches"] == 1 and rec["calls"] == 2
+    assert abs(rec["own_ms"] - (0.05 + 0.02 + 0.11)) < 1e-9 and abs(rec["library_ms"] - 0.02) < 1e-9
+    assert rec["streams"] == [7, 13]
+    inside = [k for k in rec["kernels"] if k["call"] == 1]
+    assert inside and inside[0]["start_us"] == 10.0
+
+
+def _ref(tmp_path, source=TASK):
+    ref = ReferenceWorker("cpu", str(tmp_path))
+    reply = ref.load_task({"key": "k", "source": source, "scale": 1.0, "init_seed": 1}, [])
+    assert reply["ok"]
+    return ref, reply
+
+
+def _compare(ref, index, out, audit=True):
+    blobs = []
+    meta = tensors.encode(out, blobs)
+    return ref.compare({"key": "k", "index": index, "tolerances": TOL, "output": meta, "audit": audit}, blobs)
+
+
+def test_roofline_counts_bytes_and_flops(tmp_path):
+    _, reply = _ref(tmp_path)
+    roof = reply["roofline"]
+    assert roof["bytes"] == 2 * 32 * 48 * 4 and roof["applied"] is False  # CPU: recorded, not applied
+    mm = TASK.replace("return torch.relu(x)", "return x @ x.T")
+    _, reply = _ref(tmp_path, mm)
+    assert reply["roofline"]["flops"] == 2 * 32 * 32 * 48
+
+
+def test_magnitude_scaled_atol_rejects_zeros_on_tiny_outputs(tmp_path):
+    ref, _ = _ref(tmp_path, SOFTMAX_WIDE)
+    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    rec = _compare(ref, 0, torch.zeros_like(x))
+    assert rec["mismatches"] > 0  # max |ref| ~ 1e-4: an unscaled atol of 1e-4 would accept zeros
+    assert rec["atol"] < 1e-5
+    assert "zeros" not in rec["trivial_passing"]
+    good = _compare(ref, 0, torch.softmax(x, dim=1))
+    assert good["mismatches"] == 0 and good["fp64_checked"]
+
+
+def test_fp64_cross_check_records_errors(tmp_path):
+    ref, _ = _ref(tmp_path)
+    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    exact = _compare(ref, 0, torch.relu(x))
+    assert exact["fp64_checked"] and exact["fp64_error"] == 0 and exact["fp64_reference_error"] == 0
+    truncated = (torch.relu(x).view(torch.int32) & ~((1 << 9) - 1)).view(torch.float32)
+    rec = _compare(ref, 0, truncated)
+    assert rec["mismatches"] == 0  # inside the tolerance ...
+    assert rec["fp64_error"] > 64 * rec["dtype_eps"] * rec["fp64_scale"]  # ... far above fp32's own error
+
+
+def test_trivial_audit_names_passing_answers(tmp_path):
+    ident = TASK.replace("return torch.relu(x)", "return x * 1.0")
+    ref, _ = _ref(tmp_path, ident)
+    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    rec = _compare(ref, 0, x.clone())
+    assert rec["trivial_passing"] == ["input"]
+
+
+def test_other_shape_case(tmp_path):
+    ref, _ = _ref(tmp_path)
+    made, blobs = ref.make_case({"key": "k", "index": 5, "transform": "nominal", "shape": "other"}, [])
+    assert made["sizes"] == {"batch": [32, 25], "dim": [48, 37]}
+    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    assert tuple(x.shape) == (25, 37)
+    assert _compare(ref, 5, torch.relu(x), audit=False)["mismatches"] == 0
+    linear = TASK.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [dim]") \
+        .replace("class Model(nn.Module):", "class Model(nn.Module):\n    def __init__(self, d):\n        super().__init__()")
+    ref2 = ReferenceWorker("cpu", str(tmp_path))
+    ref2.load_task({"key": "k", "source": linear, "scale": 1.0, "init_seed": 1}, [])
+    reply = ref2.make_case({"key": "k", "index": 0, "transform": "nominal", "shape": "other"}, [])
+    assert "init inputs" in reply["skipped"]
+
+
+def test_recheck_regenerates_from_seed(tmp_path):
+    ref, _ = _ref(tmp_path)
+    module = ref.tasks["k"]["module"]
+    good = torch.relu(common.make_inputs(module, 77, "nominal", "cpu", on_device=True)[0])
+    stale = torch.relu(common.make_inputs(module, 78, "nominal", "cpu", on_device=True)[0])
+    blobs = []
+    items = [{"index": 0, "seed": 77, "output": tensors.encode(good, blobs)},
+             {"index": 1, "seed": 77, "output": tensors.encode(stale, blobs)}]
+    res = ref.recheck({"key": "k", "items": items, "tolerances": TOL}, blobs)["results"]
+    assert res[0]["mismatches"] == 0 and res[1]["mismatches"] > 0
+
+
+HONEST = """
+import torch, torch.nn as nn
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0)
+"""
+
+
+def _executor(tmp_path, source):
+    ex = CandidateExecutor("cpu", str(tmp_path), str(tmp_path / "log"))
+    rec = ex.load({"candidate_source": source, "task_source": TASK, "scale": 1.0, "init_seed": 1}, [])
+    return ex, rec
+
+
+def _run(ex, x):
+    blobs = []
+    meta = tensors.encode([x], blobs)
+    reply = ex.run_case({"index": 0, "inputs": meta, "tolerances": TOL}, blobs)
+    return reply[0] if isinstance(reply, tuple) else reply
+
+
+def test_executor_reruns_and_stability(tmp_path):
+    ex, rec = _executor(tmp_path, HONEST)
+    assert rec["ok"] and rec["tampered"] == []
+    out = _run(ex, torch.randn(4, 4))
+    assert out["reruns"] == 2 and out["rerun_tolerance_ratio"] == 0 and out["output_stable"]
+    assert not out.get("threads_leaked") and out["tampered"] == []
+    noisy = HONEST.replace("return x.clamp_min(0)", "return x.clamp_min(0) + torch.rand(()).item()")
+    ex, _ = _executor(tmp_path, noisy)
+    assert _run(ex, torch.randn(4, 4))["rerun_tolerance_ratio"] > 1
+
+
+def test_executor_sees_thread_and_late_write(tmp_path):
+    late = HONEST.replace("return x.clamp_min(0)", """y = torch.zeros_like(x)
+        import threading, time
+        def fill():
+            time.sleep(0.3)
+            y.copy_(x.clamp_min(0))
+        threading.Thread(target=fill, daemon=True).start()
+        return y""")
+    ex, _ = _executor(tmp_path, late)
+    out = _run(ex, torch.randn(4, 4))
+    assert out["threads_leaked"] and "Python thread" in out["thread_detail"]
+    time.sleep(0.4)
+
+
+def test_executor_reports_tampering(tmp_path):
+    patch = "import sys\nsys.modules['kgym_worker.common'].wall_calls = lambda *a: None\n" + HONEST
+    ex, rec = _executor(tmp_path, patch)
+    try:
+        assert rec["ok"] and any("wall_calls" in t for t in rec["tampered"])
+    finally:
+        import importlib
+        importlib.reload(common)
+    flag = "import torch\ntorch.set_float32_matmul_precision('medium')\n" + HONEST
+    ex, rec = _executor(tmp_path, flag)
+    assert any("float32_matmul_precision" in t for t in rec["tampered"])
+    assert torch.get_float32_matmul_precision() == "highest"  # restored
+
+
+def test_executor_times_fresh_inputs_and_returns_kept_outputs(tmp_path):
+    ex, _ = _executor(tmp_path, HONEST)
+    opts = {"warmup": 1, "min_calls": 4, "max_calls": 4, "budget_ms": 1000, "target_spread": 0.0, "l2_flush": True}
+    reply, blobs = ex.time({"options": opts, "seeds": [11, 12, 13, 14, 15], "keep": [2]}, [])
+    assert len(reply["timing"]["times_ms"]) == 4 and reply["timing"]["fresh_inputs"]
+    kept = reply["kept"]
+    assert [k["index"] for k in kept] == [2]
+    out = tensors.decode(kept[0]["output"], blobs, "cpu")
+    want = common.make_inputs(ex.task, 14, "nominal", "cpu", on_device=True)[0].clamp_min(0)
+    assert torch.equal(out, want)
+    assert ex.trace({"seeds": [1]}, [])["launch"]["traced"] is False
