@@ -45,9 +45,12 @@ struct JudgeOptions {
   /// Roofline (D11): the candidate's median below floor_ms / roofline_safety is timing_invalid.
   double roofline_safety = 1.5;
   /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
-  /// at least the supervisor's wall clock per synchronised call.
+  /// at least the supervisor's wall clock per synchronised call. The CPU clock shares the cores
+  /// with everything else running (other evaluations, builds), hence its looser factor.
   double wall_check_factor = 2.0;
   double wall_check_slack_ms = 0.05;
+  double wall_check_factor_cpu = 8.0;
+  double wall_check_slack_ms_cpu = 1.0;
 };
 
 /// Summary statistics of a list of times (ms).

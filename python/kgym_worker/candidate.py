@@ -36,7 +36,7 @@ STABILITY_DELAY_S = 0.02  # output re-read after this delay must be unchanged (D
 
 def _bits(t):
     """The tensor's bytes as a flat uint8 view (bitwise comparison: NaN == NaN, -0 != +0)."""
-    flat = t.reshape(-1)
+    flat = t.contiguous().reshape(-1)
     return flat if flat.dtype == torch.bool else flat.view(torch.uint8)
 
 

@@ -296,7 +296,10 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   const TimeStats cand = summarize_times(t.times_ms);
   if (t.wall_check_calls > 0) {
     const double per_call = t.wall_check_ms / t.wall_check_calls;
-    if (cand.median_ms * options.wall_check_factor + options.wall_check_slack_ms < per_call)
+    const bool gpu = t.method == "cuda_events";
+    const double factor = gpu ? options.wall_check_factor : options.wall_check_factor_cpu;
+    const double slack = gpu ? options.wall_check_slack_ms : options.wall_check_slack_ms_cpu;
+    if (cand.median_ms * factor + slack < per_call)
       return end(Outcome::timing_invalid, Gate::timing,
                  fmt::format("event times say {:.4g} ms per call, but {} synchronised calls took {:.4g} ms each "
                              "on the supervisor's wall clock", cand.median_ms, t.wall_check_calls, per_call));

@@ -313,6 +313,14 @@ TEST(JudgeIntegrity, WallClockCrossCheck) {
   honest.candidate_timing->wall_check_calls = 50;
   honest.candidate_timing->wall_check_ms = 60;
   EXPECT_EQ(judge(honest).outcome, Outcome::passed);
+  // CPU: a loaded machine slows the wall-clock calls (x3 here); only a gross gap counts.
+  Measurements cpu = correct_and_timed(1.0, 2);
+  cpu.candidate_timing->method = "monotonic_clock";
+  cpu.candidate_timing->wall_check_calls = 50;
+  cpu.candidate_timing->wall_check_ms = 150;
+  EXPECT_EQ(judge(cpu).outcome, Outcome::passed);
+  cpu.candidate_timing->times_ms.assign(10, 0.01);
+  EXPECT_EQ(judge(cpu).outcome, Outcome::timing_invalid);
 }
 
 TEST(JudgeIntegrity, RooflineFloor) {
