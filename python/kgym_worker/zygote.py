@@ -43,6 +43,10 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             n = int(limits["address_space_bytes"])
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if req["role"] == "candidate":
+            writable = [workdir] + [req.get("env", {}).get(k) for k in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
+            sandbox = _restrict_writes([p for p in writable if p])
+            print(f"kgym sandbox: {sandbox}", flush=True)
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
@@ -63,6 +67,79 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _restrict_writes(writable) -> str:
+    """Landlock (Linux >= 5.13): from here on this process and its children may create, write,
+    truncate, rename or delete files only below ``writable`` (and write /dev/null and the GPU's
+    device files). Closes the kind "the candidate writes where the trusted side or a later
+    candidate reads" (planted .pyc files, /dev/shm replay, patched site-packages). Returns
+    "landlock abi N", or "none (...)" where the kernel lacks Landlock (the run goes on)."""
+    import ctypes
+    import glob
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
+    if abi < 1:
+        return f"none (landlock unavailable: {os.strerror(ctypes.get_errno())})"
+    handled = 0
+    for bit in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12):  # write_file, remove_*, make_*
+        handled |= 1 << bit
+    if abi >= 2:
+        handled |= 1 << 13  # refer (rename/link across directories)
+    if abi >= 3:
+        handled |= 1 << 14  # truncate
+    file_rights = handled & ((1 << 1) | (1 << 14))
+    attr = ctypes.c_uint64(handled)
+    ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    if ruleset < 0:
+        return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    def allow(path, rights):
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return
+        rule = PathBeneath(rights, fd)
+        libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)  # landlock_add_rule(PATH_BENEATH)
+        os.close(fd)
+
+    for d in writable:
+        os.makedirs(d, exist_ok=True)
+        allow(d, handled)
+    for f in ["/dev/null"] + glob.glob("/dev/nvidia*"):
+        allow(f, handled if os.path.isdir(f) else file_rights)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, required by landlock_restrict_self
+    if libc.syscall(446, ruleset, 0) != 0:  # landlock_restrict_self
+        err = os.strerror(ctypes.get_errno())
+        os.close(ruleset)
+        return f"none (landlock_restrict_self: {err})"
+    os.close(ruleset)
+    return f"landlock abi {abi}"
+
+
+def _sweep_orphans(known: set) -> None:
+    """SIGKILLs processes that were re-parented to the zygote (it is a child subreaper) and are
+    not live workers: a candidate's double-forked daemon that left its process group."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in known:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == me:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                os.waitpid(int(entry), 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
 
 
 def _reap(pid: int, timeout: float) -> dict:
@@ -106,6 +183,9 @@ def _die_with_parent() -> None:
 
 def main() -> None:
     _die_with_parent()
+    import ctypes
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
+    live = set()
     ctrl = socket.socket(fileno=3)
     import torch  # noqa: F401 - the point of the zygote
     try:
@@ -130,9 +210,13 @@ def main() -> None:
             if pid == 0:
                 _child(ctrl, fds[0], req)
             os.close(fds[0])
+            live.add(pid)
             protocol.send(ctrl, {"ok": True, "pid": pid})
         elif op == "reap":
-            protocol.send(ctrl, _reap(int(req["pid"]), float(req.get("timeout", 2.0))))
+            status = _reap(int(req["pid"]), float(req.get("timeout", 2.0)))
+            live.discard(int(req["pid"]))
+            _sweep_orphans(live)
+            protocol.send(ctrl, status)
         elif op == "exit":
             break
         else:

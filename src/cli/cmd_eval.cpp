@@ -182,12 +182,6 @@ void run_eval(EvalArgs& a) {
   for (auto& e : evals)
     if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
 
-  EngineOptions opts;
-  opts.device = a.device;
-  opts.python = a.python;
-  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
-  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s; starting workers...\n", todo.size(), a.device.c_str());
-  Engine engine(opts);
 
   std::vector<Verdict> verdicts;
   std::mutex mutex;
@@ -255,7 +249,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cases", a->cases, "Correctness cases per candidate, each with a fresh secret seed")
       ->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--scale", a->scale, "Multiply the task's module-level size constants (ints >= 16) by this")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(CLI::Validator(
+          [](std::string& v) { return std::stod(v) > 0 ? std::string() : std::string("--scale must be > 0"); },
+          "POSITIVE"));
   cmd->add_option("--profile", a->profile,
                   "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md)");
   cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();

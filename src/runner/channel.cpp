@@ -27,12 +27,19 @@ void Channel::close() {
   fd_ = -1;
 }
 
-void Channel::write_all(const void* data, std::size_t n) {
+void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
-    ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL);
+    ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k < 0) {
       if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {  // the peer is not reading: wait, bounded
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) throw ChannelTimeout();
+        pollfd pfd{fd_, POLLOUT, 0};
+        ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        continue;
+      }
       throw ChannelClosed();
     }
     p += k;
@@ -60,16 +67,16 @@ void Channel::read_exact(void* data, std::size_t n, Deadline deadline) {
   }
 }
 
-void Channel::send(const nlohmann::json& header, const std::vector<std::string>& blobs) {
+void Channel::send(const nlohmann::json& header, const std::vector<std::string>& blobs, Deadline deadline) {
   if (fd_ < 0) throw ChannelClosed();
   const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   uint32_t head[2] = {static_cast<uint32_t>(text.size()), static_cast<uint32_t>(blobs.size())};
-  write_all(head, sizeof head);
-  write_all(text.data(), text.size());
+  write_all(head, sizeof head, deadline);
+  write_all(text.data(), text.size(), deadline);
   for (const auto& b : blobs) {
     uint64_t len = b.size();
-    write_all(&len, sizeof len);
-    write_all(b.data(), b.size());
+    write_all(&len, sizeof len, deadline);
+    write_all(b.data(), b.size(), deadline);
   }
 }
 

@@ -39,8 +39,10 @@ class Channel {
   Channel& operator=(const Channel&) = delete;
 
   int fd() const { return fd_; }
-  /// Sends one message; throws ChannelClosed if the peer is gone.
-  void send(const nlohmann::json& header, const std::vector<std::string>& blobs = {});
+  /// Sends one message before `deadline`; throws ChannelClosed if the peer is gone and
+  /// ChannelTimeout if it stops reading (a candidate must not block the supervisor).
+  void send(const nlohmann::json& header, const std::vector<std::string>& blobs = {},
+            Deadline deadline = Deadline::max());
   /// Sends a file descriptor (SCM_RIGHTS) with one dummy byte.
   void send_fd(int fd);
   /// Receives one message before `deadline`; throws ChannelClosed or ChannelTimeout.
@@ -48,7 +50,7 @@ class Channel {
   void close();
 
  private:
-  void write_all(const void* data, std::size_t n);
+  void write_all(const void* data, std::size_t n, Deadline deadline);
   void read_exact(void* data, std::size_t n, Deadline deadline);
   int fd_;
 };

@@ -510,7 +510,22 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   m.launch = launch;
 }
 
-Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  // Fail fast on an unusable device (e.g. --device cuda without a GPU) instead of blaming every
+  // candidate for it: the reference worker must start and describe the device first.
+  try {
+    environment();
+  } catch (const std::exception& e) {
+    std::string log;
+    try {
+      log = read_file(impl_->work_dir / "reference" / "worker.log");
+      if (log.size() > 1500) log = log.substr(log.size() - 1500);
+    } catch (const Error&) {
+    }
+    throw Error(ErrorKind::usage, "device '" + impl_->options.device + "' is not usable: the reference worker "
+                                  "could not start on it (" + e.what() + "). Worker log:\n" + log);
+  }
+}
 Engine::~Engine() = default;
 
 nlohmann::json Engine::environment() {

@@ -156,8 +156,9 @@ Worker::~Worker() {
 Message Worker::request(const nlohmann::json& header, const std::vector<std::string>& blobs,
                         double timeout_s) {
   try {
-    channel_.send(header, blobs);
-    return channel_.recv(after(timeout_s));
+    const Deadline deadline = after(timeout_s);
+    channel_.send(header, blobs, deadline);
+    return channel_.recv(deadline);
   } catch (const ChannelClosed&) {
     channel_.close();
     exit_ = zygote_.reap(pid_, 5.0);
@@ -171,8 +172,8 @@ Message Worker::request(const nlohmann::json& header, const std::vector<std::str
 ExitStatus Worker::finish() {
   if (exit_) return *exit_;
   try {
-    channel_.send({{"op", "exit"}});
-  } catch (const ChannelClosed&) {
+    channel_.send({{"op", "exit"}}, {}, after(5));
+  } catch (const std::exception&) {
   }
   channel_.close();
   exit_ = zygote_.reap(pid_, 5.0);

@@ -16,8 +16,8 @@ expect() {  # expect CODE PATTERN -- command...
 }
 S="$ROOT/examples/suite"; C="$ROOT/examples/candidates"
 expect 2 "matches no task" -- "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/999_Nothing --out "$T/a.jsonl"
-expect 2 "does not exist" -- "$KGYM" eval --suite /nonexistent --candidates "$C" --out "$T/a.jsonl"
-expect 2 "does not exist" -- "$KGYM" eval --suite "$S" --candidates /nonexistent.jsonl --out "$T/a.jsonl"
+expect 2 "does not exist" -- "$KGYM" eval --suite "$T/no-such-suite" --candidates "$C" --out "$T/a.jsonl"
+expect 2 "does not exist" -- "$KGYM" eval --suite "$S" --candidates "$T/no-such-file.jsonl" --out "$T/a.jsonl"
 expect 2 "needs a suite\|--suite DIR is required" -- "$KGYM" eval --candidates "$C" --out "$T/a.jsonl"
 printf '{"task_id": "L1/19_ReLU", "code": "x"}\n{broken\n' > "$T/bad.jsonl"
 expect 2 "bad.jsonl:2" -- "$KGYM" eval --suite "$S" --candidates "$T/bad.jsonl" --out "$T/a.jsonl"
