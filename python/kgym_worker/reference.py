@@ -165,7 +165,7 @@ class ReferenceWorker:
         key = req["key"]
         if key in self.tasks:
             return {"ok": True, "scaled": self.tasks[key]["scaled"]}
-        module = common.load_module(req["source"], "kgym_task", self.workdir)
+        module = common.load_module_from_memory(req["source"], "kgym_task")
         scaled = common.scale_sizes(module, float(req.get("scale", 1.0)))
         init_inputs = module.get_init_inputs()
         common.seed_all(int(req["init_seed"]))
@@ -185,7 +185,7 @@ class ReferenceWorker:
         """The task with its size constants changed (x0.75, odd), or a reason why not."""
         if task["other"] is None:
             try:
-                module = common.load_module(task["source"], "kgym_task_other", self.workdir)
+                module = common.load_module_from_memory(task["source"], "kgym_task_other")
                 common.scale_sizes(module, task["scale"])
                 changed = _odd_sizes(module, OTHER_SHAPE_FACTOR)
                 if not changed:

@@ -182,6 +182,12 @@ void run_eval(EvalArgs& a) {
   for (auto& e : evals)
     if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
 
+  EngineOptions opts;
+  opts.device = a.device;
+  opts.python = a.python;
+  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
+  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s; starting workers...\n", todo.size(), a.device.c_str());
+  Engine engine(opts);  // fails with a clear message when the device is not usable
 
   std::vector<Verdict> verdicts;
   std::mutex mutex;

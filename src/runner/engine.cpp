@@ -310,6 +310,11 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         cr.shape_variant = other_shape ? "other" : "";
         cr.trivial_passing.clear();
         cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
+        cr.reference_finite = true;  // only the reference worker may say otherwise
+        if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
+          // Nothing to compare (a forged or truncated reply): never a pass by default.
+          cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};
+        }
         if (!cr.failure && cr.output_plain_tensor && out.header.contains("output")) {
           auto cmp = ask_reference({{"op", "compare"}, {"key", key}, {"index", i},
                                     {"output", out.header["output"]},

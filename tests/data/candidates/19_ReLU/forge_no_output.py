@@ -1,0 +1,28 @@
+# expect: timeout
+import json
+import os
+import struct
+
+import torch
+import torch.nn as nn
+
+
+def _frame(header: dict) -> bytes:
+    data = json.dumps(header).encode()
+    return struct.pack("<II", len(data), 0) + data
+
+
+class ModelNew(nn.Module):
+    """Writes a forged "case done" reply straight onto the result channel (fd 3, as C++ code
+    could) with no output in it: a case without an output to compare must never pass (that case
+    is a ProtocolError; the desynchronised channel then stalls and the candidate is killed)."""
+
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        try:
+            os.write(3, _frame({"ok": True, "call_ms": 0.001, "inputs_unchanged": True}))
+        except OSError:
+            pass
+        return torch.zeros_like(x)
