@@ -43,7 +43,9 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             n = int(limits["address_space_bytes"])
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if req["role"] == "candidate":
+        # Landlock on CUDA devices is opt-in (KGYM_SANDBOX=landlock): on the H200 machine the
+        # first allowlist broke CUDA initialisation; CPU candidates are always restricted.
+        if req["role"] == "candidate" and (req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX") == "landlock"):
             writable = [workdir] + [req.get("env", {}).get(k) for k in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
             sandbox = _restrict_writes([p for p in writable if p])
             print(f"kgym sandbox: {sandbox}", flush=True)
