@@ -270,22 +270,5 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
     ex = CandidateExecutor(device, workdir, log_path)
     handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
                 "trace": ex.trace}
-    while True:
-        try:
-            req, blobs = protocol.recv(sock)
-        except protocol.ChannelClosed:
-            return
-        op = req.get("op")
-        if op == "exit":
-            return
-        if op not in handlers:
-            protocol.send(sock, {"ok": False, "error": f"unknown op {op!r}"})
-            continue
-        try:
-            reply = handlers[op](req, blobs)
-        except Exception as exc:  # noqa: BLE001 - a harness error is reported, never silent
-            reply = {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"}
-        out_blobs = []
-        if isinstance(reply, tuple):
-            reply, out_blobs = reply
-        protocol.send(sock, reply, out_blobs)
+    protocol.serve(sock, handlers,
+                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})

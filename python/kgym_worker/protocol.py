@@ -52,3 +52,27 @@ def recv(sock: socket.socket):
         (blen,) = _BLOB.unpack(_recv_exact(sock, _BLOB.size))
         blobs.append(_recv_exact(sock, blen))
     return header, blobs
+
+
+def serve(sock: socket.socket, handlers: dict, on_error) -> None:
+    """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
+    (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
+    or a handler exception is answered with ``on_error(exc)``; the loop goes on."""
+    while True:
+        try:
+            req, blobs = recv(sock)
+        except ChannelClosed:
+            return
+        op = req.get("op")
+        if op == "exit":
+            return
+        try:
+            if op not in handlers:
+                raise ValueError(f"unknown op {op!r}")
+            reply = handlers[op](req, blobs)
+        except Exception as exc:  # noqa: BLE001 - reported on the channel, never silent
+            reply = on_error(exc)
+        out_blobs = []
+        if isinstance(reply, tuple):
+            reply, out_blobs = reply
+        send(sock, reply, out_blobs)

@@ -403,24 +403,7 @@ class ReferenceWorker:
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    while True:
-        try:
-            req, blobs = protocol.recv(sock)
-        except protocol.ChannelClosed:
-            return
-        op = req.get("op")
-        if op == "exit":
-            return
-        handler = getattr(worker, op, None) if op in (
-            "info", "load_task", "make_case", "compare", "recheck", "time", "drop_task") else None
-        try:
-            if handler is None:
-                raise ValueError(f"unknown op {op!r}")
-            reply = handler(req, blobs)
-        except Exception as exc:  # noqa: BLE001 - the reference failed: report, keep serving
-            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}",
-                     "traceback": traceback.format_exc()[-8000:]}
-        out_blobs = []
-        if isinstance(reply, tuple):
-            reply, out_blobs = reply
-        protocol.send(sock, reply, out_blobs)
+    ops = ("info", "load_task", "make_case", "compare", "recheck", "time", "drop_task")
+    protocol.serve(sock, {op: getattr(worker, op) for op in ops},
+                   lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
+                                "traceback": traceback.format_exc()[-8000:]})
