@@ -62,6 +62,9 @@ struct CaseRecord {
   std::int64_t mismatches = 0;            ///< elements outside the tolerance (incl. non-finite)
   std::vector<std::int64_t> first_mismatch_index;  ///< multi-index of the first mismatch
   bool reference_finite = true;     ///< the reference output itself has no NaN/Inf
+  /// Set only by the supervisor when the reference worker compared this case's output; a case
+  /// that was not compared never passes (a forged or truncated candidate reply).
+  bool compared = false;
   // Run-time integrity (issue 4, docs/correctness.md).
   std::string shape_variant;        ///< "" (the task's sizes) or "other" (size constants changed)
   bool poisoned = false;            ///< free allocator blocks were poisoned before each run (D4; GPU)

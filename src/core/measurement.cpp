@@ -73,6 +73,7 @@ void to_json(nlohmann::json& j, const CaseRecord& v) {
        {"mismatches", v.mismatches},
        {"first_mismatch_index", v.first_mismatch_index},
        {"reference_finite", v.reference_finite},
+       {"compared", v.compared},
        {"shape_variant", v.shape_variant},
        {"poisoned", v.poisoned},
        {"reruns", v.reruns},
@@ -116,6 +117,7 @@ void from_json(const nlohmann::json& j, CaseRecord& v) {
   get_if(j, "mismatches", v.mismatches);
   get_if(j, "first_mismatch_index", v.first_mismatch_index);
   get_if(j, "reference_finite", v.reference_finite);
+  get_if(j, "compared", v.compared);
   get_if(j, "shape_variant", v.shape_variant);
   get_if(j, "poisoned", v.poisoned);
   get_if(j, "reruns", v.reruns);

@@ -50,6 +50,7 @@ nlohmann::json timing_json(const TimingOptions& t) {
 
 /// Copies the reference side's comparison statistics into a case record (never the candidate's).
 void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
+  cr.compared = true;
   cr.output_plain_tensor = h.value("output_plain_tensor", cr.output_plain_tensor);
   if (h.contains("output_type")) cr.output_type = h.value("output_type", std::string());
   cr.structure_matches = h.value("structure_matches", true);
@@ -311,6 +312,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         cr.trivial_passing.clear();
         cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
         cr.reference_finite = true;  // only the reference worker may say otherwise
+        cr.compared = false;         // ... and only apply_comparison sets this
         if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
           // Nothing to compare (a forged or truncated reply): never a pass by default.
           cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};

@@ -149,7 +149,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   for (const CaseRecord& c : m.cases) {
     // A value transform can take a task outside its domain (negated probabilities for KLDiv):
     // when the reference itself is not finite there, the case says nothing about the candidate.
-    if (!c.reference_finite && c.transform != "nominal" && !c.failure && c.output_plain_tensor) {
+    if (!c.reference_finite && c.transform != "nominal" && !c.failure && c.output_plain_tensor && c.compared) {
       v.messages.push_back(fmt::format("case {} ({}) skipped: the reference output is not finite under "
                                        "this value transform", c.index, c.transform));
       continue;
@@ -172,6 +172,9 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
             std::string(!c.structure_matches ? "structure" : !c.dtype_matches ? "dtype"
                         : !c.shape_matches ? "shape" : "device") +
             (c.detail.empty() ? "" : " (" + c.detail + ")");
+    } else if (!c.compared) {
+      o = Outcome::runtime_error;
+      msg = label + ": no output of the candidate was compared with the reference";
     } else if (!c.inputs_unchanged) {
       o = Outcome::contract_violation;
       msg = label + ": the candidate modified its inputs";

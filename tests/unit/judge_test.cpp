@@ -19,6 +19,7 @@ CaseRecord good_case(int i) {
   c.max_abs_error = 1e-6;
   c.tolerance_ratio = 0.01;
   c.atol = c.rtol = 1e-4;
+  c.compared = true;
   return c;
 }
 
@@ -413,6 +414,19 @@ TEST(JudgeIntegrity, MeasurementsRoundTripNewFields) {
   EXPECT_EQ(back.candidate_timing->rechecks.size(), 1u);
   EXPECT_DOUBLE_EQ(back.roofline->floor_ms, 0.5);
   EXPECT_EQ(back.audit.other_shape, "skipped: x");
+}
+
+TEST(Judge, CaseWithoutComparisonNeverPasses) {
+  // A candidate reply that carries no output (forged on the result channel) leaves every error
+  // statistic at its zero default: without the comparison flag it would look like a perfect case.
+  Measurements m = loaded();
+  CaseRecord forged;
+  forged.index = 0;
+  m.cases.push_back(forged);
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::runtime_error);
+  EXPECT_EQ(v.cases_passed, 0);
+  EXPECT_FALSE(v.correct);
 }
 
 TEST(Judge, TaskFailureIsTaskError) {
