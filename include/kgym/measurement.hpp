@@ -152,6 +152,12 @@ struct Measurements {
   std::optional<LaunchRecord> launch; ///< kernel trace of the candidate (GPU)
   std::optional<RooflineRecord> roofline;
   TaskAudit audit;
+  /// Supervisor wall clock (ms) of each phase that holds the device, for the cost of the
+  /// defences (bench/plain_timing.py): `load_task`, `cases` (regular cases incl. poisoned reruns,
+  /// float64 cross-check and trivial-answer audit), `other_shape`, `candidate_timing`,
+  /// `rechecks`, `eager_timing`, `compile_timing` (includes torch.compile's first compile),
+  /// `wall_check`, `trace`. A phase that did not run is absent.
+  std::map<std::string, double> phase_ms;
 };
 
 void to_json(nlohmann::json& j, const Failure& v);

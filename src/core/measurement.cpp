@@ -221,6 +221,7 @@ void to_json(nlohmann::json& j, const Measurements& v) {
   put_opt(j, "compile_timing", v.compile_timing);
   put_opt(j, "crash", v.crash);
   put_opt(j, "timed_out_stage", v.timed_out_stage);
+  if (!v.phase_ms.empty()) j["phase_ms"] = v.phase_ms;
 }
 void from_json(const nlohmann::json& j, Measurements& v) {
   get_opt(j, "task_failure", v.task_failure);
@@ -235,6 +236,7 @@ void from_json(const nlohmann::json& j, Measurements& v) {
   get_opt(j, "launch", v.launch);
   get_opt(j, "roofline", v.roofline);
   get_if(j, "audit", v.audit);
+  get_if(j, "phase_ms", v.phase_ms);
 }
 
 }  // namespace kgym

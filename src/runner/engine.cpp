@@ -8,6 +8,7 @@
 #include <numeric>
 #include <chrono>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <semaphore>
 
@@ -96,6 +97,25 @@ void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
     if (std::find(t.tampered.begin(), t.tampered.end(), x) == t.tampered.end()) t.tampered.push_back(x);
   if (!t.failure && r.failure) t.failure = r.failure;
 }
+
+/// Wall clock of consecutive phases of one evaluation, recorded into Measurements::phase_ms (ms;
+/// a repeated name accumulates).
+class PhaseClock {
+ public:
+  explicit PhaseClock(Measurements& m) : m_(m), t_(std::chrono::steady_clock::now()) {}
+  /// Ends the current phase under `name` and starts the next one.
+  void lap(const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    m_.phase_ms[name] += std::chrono::duration<double, std::milli>(now - t_).count();
+    t_ = now;
+  }
+  /// Starts the next phase now without recording the time since the last lap.
+  void restart() { t_ = std::chrono::steady_clock::now(); }
+
+ private:
+  Measurements& m_;
+  std::chrono::steady_clock::time_point t_;
+};
 
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
   Failure f;
@@ -253,9 +273,12 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) {
     std::lock_guard device(device_mutex);
     const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
-    if (auto r = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
-                                {"scale", eo.scale}, {"init_seed", m.init_seed}},
-                               {}, eo.timeouts.reference_s, m)) {
+    PhaseClock phase(m);
+    auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
+                                 {"scale", eo.scale}, {"init_seed", m.init_seed}},
+                                {}, eo.timeouts.reference_s, m);
+    phase.lap("load_task");
+    if (auto& r = loaded) {
       scaled = r->header.value("scaled", nlohmann::json::object());
       if (r->header.contains("roofline")) {
         RooflineRecord roof;
@@ -362,8 +385,12 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           if (m.cases.size() > first_extra) m.audit.still_passing = still;
         }
       }
+      phase.lap("cases");
       // Other sizes (D12, H23): one case with the task's size constants changed, where it allows.
-      if (going && eo.other_shape) going = run_one_case(static_cast<int>(m.cases.size()), "nominal", true, false);
+      if (going && eo.other_shape) {
+        going = run_one_case(static_cast<int>(m.cases.size()), "nominal", true, false);
+        phase.lap("other_shape");
+      }
 
       const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
                            judge(m, jo).correct;
@@ -427,6 +454,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     const auto began = clock::now();
     auto t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep}},
                                "while timed");
+    m.phase_ms["candidate_timing"] += ms_since(began);
     if (!t) break;
     TimingRecord rec;
     try {
@@ -448,8 +476,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(per.warmup + index)]},
                          {"output", k.value("output", nlohmann::json::object())}});
       }
+      const auto r0 = clock::now();
       auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
                                t->blobs, eo.timeouts.reference_s, m);
+      m.phase_ms["rechecks"] += ms_since(r0);
       if (!res) return;
       const auto& results = res->header.value("results", nlohmann::json::array());
       for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
@@ -471,6 +501,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       TimingRecord b;
       r->header.at("timing").get_to(b);
       b.wall_ms = ms_since(t0);
+      m.phase_ms[std::string(kind) + "_timing"] += b.wall_ms;
       merge_round(std::string(kind) == "eager" ? eager : compiled, std::move(b));
     }
   }
@@ -483,21 +514,32 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
   // Wall-clock cross-check (D7): N synchronised calls timed by this process's clock, the cost of
   // the request itself (input generation and one warm call) measured with N = 0 and subtracted.
+  // The N = 0 calibration is the minimum of three requests, taken before and after the N one, so
+  // that one slow calibration (a page fault, a scheduler hiccup) cannot cancel the N calls' time
+  // and let the check pass vacuously.
+  const auto wall_began = clock::now();
   const double median = summarize_times(cand->times_ms).median_ms;
   const int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 200);
   const std::uint64_t wseed = fresh_seed();
-  double rt[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
+  double calibration = std::numeric_limits<double>::infinity(), timed = 0;
+  for (int i = 0; i < 4; ++i) {
+    const bool is_timed = i == 2;
     const auto t0 = clock::now();
-    if (!candidate_request({{"op", "wall"}, {"n", i ? n_wall : 0}, {"seed", wseed}}, "during the wall-clock check")) {
+    if (!candidate_request({{"op", "wall"}, {"n", is_timed ? n_wall : 0}, {"seed", wseed}},
+                           "during the wall-clock check")) {
       m.candidate_timing = cand;
       return;
     }
-    rt[i] = ms_since(t0);
+    const double ms = ms_since(t0);
+    if (is_timed)
+      timed = ms;
+    else
+      calibration = std::min(calibration, ms);
   }
   cand->wall_check_calls = n_wall;
-  cand->wall_check_ms = std::max(0.0, rt[1] - rt[0]);
+  cand->wall_check_ms = std::max(0.0, timed - calibration);
   m.candidate_timing = cand;
+  m.phase_ms["wall_check"] += ms_since(wall_began);
   // Launch accounting (D7, D14): the kernels of a few calls, GPU only.
   LaunchRecord launch;
   if (worker_device == "cpu") {
@@ -505,7 +547,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   } else {
     nlohmann::json tseeds = nlohmann::json::array();
     for (int i = 0; i < 3; ++i) tseeds.push_back(fresh_seed());
+    const auto trace_began = clock::now();
     auto tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+    m.phase_ms["trace"] += ms_since(trace_began);
     if (!tr) return;
     try {
       tr->header.at("launch").get_to(launch);

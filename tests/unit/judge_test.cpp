@@ -407,8 +407,11 @@ TEST(JudgeIntegrity, MeasurementsRoundTripNewFields) {
   m.roofline->floor_ms = 0.5;
   m.audit.trivial_passing = {"zeros"};
   m.audit.other_shape = "skipped: x";
+  m.phase_ms = {{"cases", 12.5}, {"trace", 300.0}};
   nlohmann::json j = m;
+  EXPECT_DOUBLE_EQ(j.at("phase_ms").at("trace").get<double>(), 300.0);
   Measurements back = j.get<Measurements>();
+  EXPECT_DOUBLE_EQ(back.phase_ms.at("cases"), 12.5);
   EXPECT_EQ(nlohmann::json(back), j);
   EXPECT_EQ(back.cases[0].trivial_passing, std::vector<std::string>{"zeros"});
   EXPECT_EQ(back.candidate_timing->rechecks.size(), 1u);
