@@ -1,0 +1,151 @@
+"""bench/plain_timing.py's pure parts on a synthetic verdict file (the timing itself needs a GPU):
+verdict parsing, defensive reading of measurements.phase_ms, overhead arithmetic, the table, and
+the clear failure without CUDA."""
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "plain_timing.py"
+spec = importlib.util.spec_from_file_location("plain_timing", SCRIPT)
+pt = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(pt)
+
+
+def verdict(task, cand, outcome="passed", **extra):
+    v = {"task_id": task, "candidate_id": cand, "outcome": outcome, "runtime_ms": 2.0, "ref_runtime_ms": 3.0,
+         "compile_runtime_ms": 2.5, "speedup_eager": 1.5, "speedup_compile": 1.25, "messages": ["x"]}
+    v.update(extra)
+    return v
+
+
+PHASES = {"load_task": 500.0, "cases": 1200.0, "other_shape": 100.0, "candidate_timing": 300.0,
+          "rechecks": 50.0, "eager_timing": 250.0, "compile_timing": 4000.0, "wall_check": 100.0, "trace": 400.0}
+
+
+@pytest.fixture
+def verdict_file(tmp_path):
+    rows = [
+        verdict("19_ReLU", "19_ReLU/triton.py",
+                measurements={"phase_ms": PHASES, "init_seed": 7,
+                              "candidate_timing": {"times_ms": [1.0] * 40},
+                              "eager_timing": {"times_ms": [1.0] * 30}, "compile_timing": {"times_ms": []}}),
+        verdict("L1/23_Softmax", "23_Softmax/triton.py"),  # no measurements at all
+        verdict("21_Sigmoid", "21_Sigmoid/triton.py", measurements={"phase_ms": "garbage"}),
+        verdict("26_GELU_", "26_GELU_/triton.py", outcome="incorrect"),
+        verdict("1_Square_matrix_multiplication_", "1/a.py", outcome="runtime_error"),
+    ]
+    p = tmp_path / "v.jsonl"
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    return p
+
+
+def test_parse_verdicts_keeps_passed_only(verdict_file):
+    rows = pt.parse_verdicts(verdict_file)
+    assert [r["candidate_id"] for r in rows] == ["19_ReLU/triton.py", "23_Softmax/triton.py", "21_Sigmoid/triton.py"]
+
+
+def test_parse_verdicts_later_line_wins(tmp_path):
+    p = tmp_path / "v.jsonl"
+    p.write_text(json.dumps(verdict("a", "a/x.py")) + "\n" + json.dumps(verdict("a", "a/x.py", outcome="timeout")) + "\n")
+    assert pt.parse_verdicts(p) == []
+
+
+def test_parse_verdicts_rejects_non_verdicts(tmp_path):
+    p = tmp_path / "v.jsonl"
+    p.write_text('{"hello": 1}\n')
+    with pytest.raises(ValueError, match="not a kgym verdict"):
+        pt.parse_verdicts(p)
+    p.write_text("{not json\n")
+    with pytest.raises(ValueError, match="not JSON"):
+        pt.parse_verdicts(p)
+
+
+def test_measurement_fields_read_defensively(verdict_file):
+    relu, softmax, sigmoid = pt.parse_verdicts(verdict_file)
+    assert pt.phase_ms_of(relu) == PHASES
+    assert pt.phase_ms_of(softmax) == {} and pt.phase_ms_of(sigmoid) == {}
+    assert pt.phase_ms_of({"measurements": {"phase_ms": {"cases": None, "trace": 5, "x": "y"}}}) == {"trace": 5.0}
+    assert pt.timed_calls(relu, "candidate") == 40 and pt.timed_calls(relu, "eager") == 30
+    assert pt.timed_calls(relu, "compile") == 100  # empty list: default
+    assert pt.timed_calls(softmax, "candidate") == 100
+    assert pt.task_stem("L1/23_Softmax") == "23_Softmax" and pt.task_level("L1/23_Softmax") == 1
+    assert pt.task_level("19_ReLU") is None
+
+
+def test_resolve_task_file(tmp_path):
+    (tmp_path / "level1").mkdir()
+    (tmp_path / "level1" / "23_Softmax.py").write_text("")
+    (tmp_path / "19_ReLU.py").write_text("")
+    assert pt.resolve_task_file(tmp_path, "L1/23_Softmax") == tmp_path / "level1" / "23_Softmax.py"
+    assert pt.resolve_task_file(tmp_path, "19_ReLU") == tmp_path / "19_ReLU.py"
+    with pytest.raises(FileNotFoundError):
+        pt.resolve_task_file(tmp_path, "L1/40_LayerNorm")
+
+
+PLAIN = {"plain_ms": 1.6, "plain_eager_ms": 3.2, "plain_compile_ms": 2.4, "speedup_eager": 2.0,
+         "speedup_compile": 1.5, "cases_s": 0.5, "candidate_s": 0.4, "eager_s": 0.3, "compile_s": 3.0,
+         "compile_warm_s": 2.5, "cases_passed": 5}
+
+
+def test_build_row_overheads(verdict_file):
+    relu = pt.parse_verdicts(verdict_file)[0]
+    row = pt.build_row(relu, PLAIN)
+    c = row["compare"]
+    kgym_ex = 1200 + 100 + 300 + 50 + 250 + 100 + 400          # all phases but load_task, compile_timing
+    assert c["kgym_wall_ms_excl_compile"] == pytest.approx(kgym_ex)
+    assert c["kgym_wall_ms_incl_compile"] == pytest.approx(kgym_ex + 4000)
+    assert c["plain_wall_ms_excl_compile"] == pytest.approx(1200.0)
+    assert c["overhead"] == pytest.approx(kgym_ex / 1200.0 - 1)
+    assert c["overhead_incl_compile"] == pytest.approx((kgym_ex + 4000) / 4200.0 - 1)
+    assert c["runtime_ratio"] == pytest.approx(2.0 / 1.6)
+    assert c["speedup_eager_ratio"] == pytest.approx(1.5 / 2.0)
+    assert row["kgym"]["phase_ms"] == PHASES and row["kgym"]["timed_calls"]["candidate"] == 40
+
+
+def test_build_row_without_phase_ms_or_plain_numbers(verdict_file):
+    softmax = pt.parse_verdicts(verdict_file)[1]
+    row = pt.build_row(softmax, PLAIN)
+    assert row["compare"]["overhead"] is None and row["compare"]["overhead_incl_compile"] is None
+    failed = pt.build_row(softmax, {"error": "RuntimeError: boom"})
+    assert failed["compare"]["runtime_ratio"] is None and failed["compare"]["plain_wall_ms_excl_compile"] is None
+
+
+def test_render_markdown(verdict_file):
+    relu, softmax, _ = pt.parse_verdicts(verdict_file)
+    rows = [pt.build_row(relu, PLAIN), pt.build_row(softmax, {"error": "RuntimeError: boom"})]
+    md = pt.render_markdown(rows)
+    lines = md.splitlines()
+    assert lines[0].startswith("| task | candidate | kgym ms | plain ms")
+    relu_line = next(l for l in lines if l.startswith("| 19_ReLU "))
+    cells = [c.strip() for c in relu_line.strip("|").split("|")]
+    kgym_ex = 2400.0
+    assert cells[2:8] == ["2.000", "1.600", "1.25", "1.50", "2.00", "0.75"]
+    assert cells[10] == f"{100 * (kgym_ex / 1200 - 1):+.0f}%"
+    assert cells[11] == f"{100 * ((kgym_ex + 4000) / 4200 - 1):+.0f}%"
+    assert cells[12] == "5/5"
+    soft_line = next(l for l in lines if l.startswith("| L1/23_Softmax "))
+    assert "error: RuntimeError: boom" in soft_line and "| - |" in soft_line
+    assert "2 passing verdicts" in md
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without CUDA")
+def test_without_cuda_fails_clearly(verdict_file, tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--verdicts", str(verdict_file), "--suite", str(tmp_path),
+                           "--candidates", str(tmp_path), "--out", str(tmp_path / "o.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2
+    assert "no CUDA device" in proc.stderr
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_kgym_build_dir_matches_engine_layout(tmp_path):
+    import hashlib
+    src = b"class ModelNew: pass\n"
+    d = pt.kgym_build_dir(tmp_path, src)
+    assert d == tmp_path / "build" / hashlib.sha256(src).hexdigest()[:24]
