@@ -5,7 +5,9 @@ For every verdict with outcome `passed` in a kgym verdict JSONL, in this one pro
 import the task module (Model, get_inputs, get_init_inputs) and the candidate (ModelNew); build
 both from the same init inputs under the same torch.manual_seed (the verdict's
 measurements.init_seed, else 0); run 5 correctness cases (nominal inputs of get_inputs under
-seeds 1..5, torch.allclose atol=rtol=1e-4); then time the candidate, eager Model and
+seeds 1..5, torch.allclose atol=rtol=1e-4 against the reference run with TF32 off for cuBLAS and
+cuDNN, `cases_passed`; against the reference under torch's default flags, where cuDNN
+convolutions use TF32, `cases_passed_default_flags`); then time the candidate, eager Model and
 torch.compile(Model), each as KernelBench / triton.testing.do_bench do it: 3 warm-up calls, then
 N timed calls on the same inputs, each preceded by an L2 flush (a buffer of 2x the device's L2
 filled), CUDA events on the current stream around the call. N = the number of timed calls kgym
@@ -187,6 +189,8 @@ def render_markdown(rows: list) -> str:
     for r in rows:
         k, p, c = r["kgym"], r["plain"], r["compare"]
         ok = "error: " + str(p["error"])[:60] if p.get("error") else f"{p.get('cases_passed', '-')}/{CASES}"
+        if not p.get("error") and p.get("cases_passed_default_flags", p.get("cases_passed")) != p.get("cases_passed"):
+            ok += f" (default flags {p.get('cases_passed_default_flags')}/{CASES})"
         lines.append(
             f"| {r['task_id']} | {r['candidate_id']} | {_fmt(k['runtime_ms'])} | {_fmt(p.get('plain_ms'))} "
             f"| {_fmt(c['runtime_ratio'], '.2f')} | {_fmt(k['speedup_eager'], '.2f')} "
@@ -213,7 +217,8 @@ def render_markdown(rows: list) -> str:
         "call, L2 flushed before each, N = kgym's number of timed calls. overhead: kgym's device phases "
         "(measurements.phase_ms without load_task and compile_timing) / plain cases+candidate+eager wall - 1; "
         "incl. compile: with compile_timing / with the plain compile phase. '-': not available (no phase_ms "
-        "in the verdict, or the plain run failed).",
+        "in the verdict, or the plain run failed). plain ok: allclose (1e-4) cases against the reference with "
+        "TF32 off; (default flags k/5): against the reference under torch's defaults (cuDNN TF32) when different.",
     ]
     return head + "\n".join(lines) + "\n" + "\n".join(tail) + "\n"
 
@@ -242,6 +247,21 @@ def _load_module(path: pathlib.Path, name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+class fp32_flags:
+    """TF32 off for cuBLAS and cuDNN inside the block (restored after): the reference in true fp32."""
+
+    def __init__(self, torch):
+        self.b = torch.backends
+
+    def __enter__(self):
+        self.saved = (self.b.cuda.matmul.allow_tf32, self.b.cudnn.allow_tf32)
+        self.b.cuda.matmul.allow_tf32 = False
+        self.b.cudnn.allow_tf32 = False
+
+    def __exit__(self, *exc):
+        self.b.cuda.matmul.allow_tf32, self.b.cudnn.allow_tf32 = self.saved
 
 
 class PlainTimer:
@@ -307,26 +327,36 @@ def measure(torch, timer, suite, candidates_dir, verdict, index, kgym_cache=None
 
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    passed, max_err = 0, 0.0
+    passed = {"fp32": 0, "default": 0}
+    max_err = {"fp32": 0.0, "default": 0.0}
+
+    def check(got, ref, key):
+        if isinstance(ref, torch.Tensor) and isinstance(got, torch.Tensor) and got.shape == ref.shape \
+                and got.dtype == ref.dtype:
+            max_err[key] = max(max_err[key], (got - ref).abs().max().item() if ref.numel() else 0.0)
+            passed[key] += bool(torch.allclose(got, ref, atol=1e-4, rtol=1e-4))
+
     with torch.no_grad():
         for case in range(CASES):
             args = timer.inputs(task, case + 1)
-            ref = model(*args)
+            ref = model(*args)  # torch's default flags: cuDNN convolutions may use TF32
+            with fp32_flags(torch):
+                ref32 = model(*args)
             torch.cuda.synchronize()
             t1 = time.perf_counter()
             got = new(*args)
             if case == 0:
                 torch.cuda.synchronize()
                 out["first_call_s"] = time.perf_counter() - t1
-            if isinstance(ref, torch.Tensor) and isinstance(got, torch.Tensor) and got.shape == ref.shape \
-                    and got.dtype == ref.dtype:
-                max_err = max(max_err, (got - ref).abs().max().item() if ref.numel() else 0.0)
-                passed += bool(torch.allclose(got, ref, atol=1e-4, rtol=1e-4))
-            del args, ref, got
+            check(got, ref32, "fp32")
+            check(got, ref, "default")
+            del args, ref, ref32, got
     torch.cuda.synchronize()
     out["cases_s"] = time.perf_counter() - t0
-    out["cases_passed"] = passed
-    out["max_abs_error"] = max_err
+    out["cases_passed"] = passed["fp32"]
+    out["max_abs_error"] = max_err["fp32"]
+    out["cases_passed_default_flags"] = passed["default"]
+    out["max_abs_error_default_flags"] = max_err["default"]
 
     args = timer.inputs(task, 1000)
     for phase, fn in (("candidate", new), ("eager", model)):

@@ -132,6 +132,8 @@ def test_render_markdown(verdict_file):
     soft_line = next(l for l in lines if l.startswith("| L1/23_Softmax "))
     assert "error: RuntimeError: boom" in soft_line and "| - |" in soft_line
     assert "2 passing verdicts" in md
+    tf32 = pt.render_markdown([pt.build_row(relu, dict(PLAIN, cases_passed_default_flags=0))])
+    assert "5/5 (default flags 0/5)" in tf32
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without CUDA")
