@@ -11,7 +11,9 @@ convolutions use TF32, `cases_passed_default_flags`); then time the candidate, e
 torch.compile(Model), each as KernelBench / triton.testing.do_bench do it: 3 warm-up calls, then
 N timed calls on the same inputs, each preceded by an L2 flush (a buffer of 2x the device's L2
 filled), CUDA events on the current stream around the call. N = the number of timed calls kgym
-made for that phase (len(measurements.<phase>_timing.times_ms)), 100 when missing.
+made for that phase (len(measurements.<phase>_timing.times_ms)), 100 when missing. The task's
+size constants are set as kgym ran them (the verdict's provenance.scaled_constants of
+`kgym eval --scale`; else --scale with kgym's rule).
 
 Per phase the wall clock (perf_counter around the synchronised phase) is recorded: `cases_s`,
 `candidate_s`, `eager_s`, `compile_s` (includes torch.compile's first-call compile) and
@@ -223,6 +225,28 @@ def render_markdown(rows: list) -> str:
     return head + "\n".join(lines) + "\n" + "\n".join(tail) + "\n"
 
 
+def scaled_constants(verdict: dict, scale: float = 1.0, module=None) -> dict:
+    """The task's size constants as kgym ran them: the verdict's provenance.scaled_constants
+    ({name: [old, new]}) when present, else (a module given and scale != 1) kgym's rule
+    (python/kgym_worker/common.py scale_sizes: module-level ints >= 16 times scale, rounded,
+    at least 1). Returns {name: new}."""
+    prov = verdict.get("provenance")
+    sc = prov.get("scaled_constants") if isinstance(prov, dict) else None
+    if isinstance(sc, dict) and sc:
+        return {str(k): int(v[1]) for k, v in sc.items()
+                if isinstance(v, list) and len(v) == 2 and isinstance(v[1], int) and not isinstance(v[1], bool)}
+    if module is None or scale == 1.0:
+        return {}
+    out = {}
+    for name, value in vars(module).items():
+        if name.startswith("_") or type(value) is not int or value < 16:
+            continue
+        new = max(1, int(round(value * scale)))
+        if new != value:
+            out[name] = new
+    return out
+
+
 def kgym_build_dir(cache_dir, source: bytes) -> pathlib.Path:
     """kgym's build directory of a candidate source (src/runner/engine.cpp: cache/build/<sha256[:24]>)."""
     return pathlib.Path(cache_dir) / "build" / hashlib.sha256(source).hexdigest()[:24]
@@ -303,7 +327,7 @@ class PlainTimer:
         return warm_s, times
 
 
-def measure(torch, timer, suite, candidates_dir, verdict, index, kgym_cache=None, with_compile=True):
+def measure(torch, timer, suite, candidates_dir, verdict, index, kgym_cache=None, with_compile=True, scale=1.0):
     """The plain numbers of one verdict (raises on failure; the caller records the error)."""
     task_file = resolve_task_file(suite, verdict["task_id"])
     cand_file = candidates_dir / verdict["candidate_id"]
@@ -314,6 +338,9 @@ def measure(torch, timer, suite, candidates_dir, verdict, index, kgym_cache=None
         os.environ["TORCH_EXTENSIONS_DIR"] = str(build / "torch_extensions")
         os.environ["TRITON_CACHE_DIR"] = str(build / "triton")
     task = _load_module(task_file, f"plain_task_{index}")
+    sizes = scaled_constants(verdict, scale, task)
+    for name, value in sizes.items():
+        setattr(task, name, value)
     cand = _load_module(cand_file, f"plain_cand_{index}")
     m = verdict.get("measurements") if isinstance(verdict.get("measurements"), dict) else {}
     init_seed = int(m.get("init_seed") or 0)
@@ -322,7 +349,7 @@ def measure(torch, timer, suite, candidates_dir, verdict, index, kgym_cache=None
     model = task.Model(*init).to(timer.device).eval()
     torch.manual_seed(init_seed)
     new = cand.ModelNew(*init).to(timer.device).eval()
-    out = {"task_file": str(task_file), "candidate_file": str(cand_file), "init_seed": init_seed,
+    out = {"task_file": str(task_file), "candidate_file": str(cand_file), "init_seed": init_seed, "sizes": sizes,
            "flush_bytes": timer.flush_bytes}
 
     torch.cuda.synchronize()
@@ -406,6 +433,8 @@ def main(argv=None) -> int:
     ap.add_argument("--md", help="markdown table output")
     ap.add_argument("--extensions-dir", help="TORCH_EXTENSIONS_DIR for load_inline candidates (kgym's cache)")
     ap.add_argument("--kgym-cache-dir", help="kgym's KGYM_CACHE_DIR: per candidate, reuse its build directory")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="size scale when a verdict has no provenance.scaled_constants (kgym eval --scale)")
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline")
     ap.add_argument("--device", default="cuda")
     args = ap.parse_args(argv)
@@ -423,7 +452,7 @@ def main(argv=None) -> int:
     for i, v in enumerate(verdicts):
         t0 = time.perf_counter()
         try:
-            plain = measure(torch, timer, suite, cands, v, i, args.kgym_cache_dir, not args.no_compile)
+            plain = measure(torch, timer, suite, cands, v, i, args.kgym_cache_dir, not args.no_compile, args.scale)
         except Exception as e:  # recorded per row; the others still run
             plain = {"error": f"{type(e).__name__}: {e}"}
         torch.cuda.empty_cache()

@@ -151,3 +151,13 @@ def test_kgym_build_dir_matches_engine_layout(tmp_path):
     src = b"class ModelNew: pass\n"
     d = pt.kgym_build_dir(tmp_path, src)
     assert d == tmp_path / "build" / hashlib.sha256(src).hexdigest()[:24]
+
+
+def test_scaled_constants_from_provenance_or_rule():
+    import types
+    v = {"provenance": {"scale": 0.25, "scaled_constants": {"batch_size": [4096, 1024], "dim": [393216, 98304]}}}
+    assert pt.scaled_constants(v) == {"batch_size": 1024, "dim": 98304}
+    task = types.SimpleNamespace(batch_size=4096, dim=393216, kernel_size=3, _private=64, flag=True)
+    assert pt.scaled_constants({}, 0.25, task) == {"batch_size": 1024, "dim": 98304}
+    assert pt.scaled_constants({}, 1.0, task) == {}
+    assert pt.scaled_constants({}, 0.0001, task) == {"batch_size": 1, "dim": 39}
