@@ -25,7 +25,7 @@ stamp() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(stamp)" 'BEGIN { printf "%.1f", b - a }'; }
 TASK_ARGS=(); [ -n "${TASKS:-}" ] && TASK_ARGS=(--tasks "$TASKS")
 t=$(stamp)
-timeout ${EVAL_S:-240} build/kgym eval --device cuda --suite "$SUITE" --candidates "$CANDS" --profile strict \
+timeout ${EVAL_S:-420} build/kgym eval --device cuda --suite "$SUITE" --candidates "$CANDS" --profile strict \
   --scale ${SCALE:-0.25} --jobs ${JOBS:-8} "${TASK_ARGS[@]}" --out "$OUT/honest_strict.jsonl" > "$OUT/honest_strict.log" 2>&1
 echo "kgym eval exit=$? s=$(since "$t")" | tee -a "$OUT/times.txt"
 grep -v "^\s*$" "$OUT/honest_strict.log" | tail -25
