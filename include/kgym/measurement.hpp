@@ -104,6 +104,10 @@ struct TimingRecord {
   std::vector<CaseRecord> rechecks;  ///< timed outputs rechecked by the reference (D3); index = call
   int wall_check_calls = 0;    ///< synchronised calls timed by the supervisor's wall clock
   double wall_check_ms = 0;    ///< their wall clock, the request's own round trip subtracted
+  /// Median event time (ms) of empty timing windows in the same process (start event,
+  /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
+  /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).
+  double window_overhead_ms = 0;
 };
 
 /// The GPU kernels of a few traced calls of the candidate (torch.profiler / CUPTI; D7, D14).

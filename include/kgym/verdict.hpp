@@ -44,6 +44,9 @@ struct JudgeOptions {
   double precision_floor_eps = 64;
   /// Roofline (D11): the candidate's median below floor_ms / roofline_safety is timing_invalid.
   double roofline_safety = 1.5;
+  /// Window overhead subtraction never takes a median below this (ms): no launched kernel
+  /// finishes in less (docs/timing.md, "Window overhead").
+  double min_net_ms = 0.001;
   /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
   /// at least the supervisor's wall clock per synchronised call. The CPU clock shares the cores
   /// with everything else running (other evaluations, builds), hence its looser factor.

@@ -87,6 +87,11 @@ class CandidateExecutor:
             isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body)
         if not rec["model_new_defined"]:
             return rec
+        if self.device.startswith("cuda"):
+            # Start the profiler's CUDA tracing (CUPTI) once now, before any candidate code runs
+            # and outside the device-held phases: the first session in a process costs seconds,
+            # which the kernel trace would otherwise pay while holding the device.
+            integrity.warm_profiler(self.device)
         t0 = _perf()
         try:
             task = common.load_module(req["task_source"], "kgym_task", self.workdir)

@@ -304,6 +304,19 @@ def summarize_trace(kernels: list, windows: list, graph_launches: int, slack_us:
     return rec
 
 
+def warm_profiler(device: str) -> None:
+    """One short torch.profiler session with CPU and CUDA activities (initialises CUPTI), so that
+    kernel_trace later pays only its own calls. Errors are ignored: kernel_trace reports them."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        x = torch.zeros(1, device=device)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+            x.add_(1)
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001
+        pass
+
+
 def kernel_trace(fn, make_args, seeds, device: str, after_s: float = 0.05) -> dict:
     """Runs ``fn`` once per seed under ``torch.profiler`` (CPU + CUDA activities), each call in
     a ``kgym::call`` range that ends after a device-wide sync, then waits ``after_s`` (work a

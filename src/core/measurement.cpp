@@ -142,7 +142,8 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"l2_persist_violations", v.l2_persist_violations}, {"threads_leaked", v.threads_leaked},
        {"thread_detail", v.thread_detail}, {"tampered", v.tampered},
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
-       {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms}};
+       {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
+       {"window_overhead_ms", v.window_overhead_ms}};
   put_opt(j, "failure", v.failure);
 }
 void from_json(const nlohmann::json& j, TimingRecord& v) {
@@ -163,6 +164,7 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "rechecks", v.rechecks);
   get_if(j, "wall_check_calls", v.wall_check_calls);
   get_if(j, "wall_check_ms", v.wall_check_ms);
+  get_if(j, "window_overhead_ms", v.window_overhead_ms);
 }
 
 void to_json(nlohmann::json& j, const LaunchRecord& v) {

@@ -51,6 +51,32 @@ TEST(Judge, PassedWithSpeedup) {
   EXPECT_FALSE(v.speedup_compile);
 }
 
+TEST(Judge, WindowOverheadOfTheReferenceWorkerIsSubtracted) {
+  // Raw windows: candidate 0.05 ms, eager 0.10 ms, of which 0.03 ms is the empty window's cost
+  // (device-wide sync inside the window): net 0.02 and 0.07 ms, 3.5x rather than the raw 2x.
+  Measurements m = correct_and_timed(0.05, 0.10);
+  m.eager_timing->window_overhead_ms = 0.03;
+  m.candidate_timing->window_overhead_ms = 0.049;  // the candidate's own value is never used
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.02, 1e-12);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.07, 1e-12);
+  EXPECT_NEAR(*v.speedup_eager, 3.5, 1e-9);
+}
+
+TEST(Judge, WindowOverheadNeverTakesAMedianBelowTheMinimum) {
+  Measurements m = correct_and_timed(0.0300, 0.10);
+  m.eager_timing->window_overhead_ms = 0.0305;  // more than the candidate's whole window
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_DOUBLE_EQ(*v.runtime_ms, JudgeOptions{}.min_net_ms);
+  // ... and the roofline floor applies to the net time: a floor of 0.01 ms rejects it.
+  m.roofline = RooflineRecord{};
+  m.roofline->applied = true;
+  m.roofline->floor_ms = 0.01;
+  EXPECT_EQ(judge(m).outcome, Outcome::timing_invalid);
+}
+
 TEST(Judge, SyntaxErrorIsBuildFailed) {
   Measurements m;
   m.load.failure = Failure{"parse", "SyntaxError", "line 3, column 5: invalid syntax", "", 0, 0};
