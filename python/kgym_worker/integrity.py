@@ -309,10 +309,12 @@ def warm_profiler(device: str) -> None:
     kernel_trace later pays only its own calls. Errors are ignored: kernel_trace reports them."""
     try:
         from torch.profiler import ProfilerActivity, profile
+        cuda = device.startswith("cuda")
         x = torch.zeros(1, device=device)
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+        with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])):
             x.add_(1)
-            torch.cuda.synchronize()
+            if cuda:
+                torch.cuda.synchronize()
     except Exception:  # noqa: BLE001
         pass
 

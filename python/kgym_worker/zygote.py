@@ -183,13 +183,23 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def preload() -> None:
+    """Imports every worker shares, once, before any fork. ``torch._dynamo`` is among them
+    because importing it replaces ``torch.manual_seed`` with a wrapper: imported later (by the
+    first torch.profiler session of the kernel trace, or torch.compile), that replacement would
+    happen after the candidate executor fingerprinted the harness and read as tampering (seen on
+    the H200: every candidate `contract_violation`, "torch.manual_seed")."""
+    import torch  # noqa: F401 - the point of the zygote
+    import torch._dynamo  # noqa: F401
+
+
 def main() -> None:
     _die_with_parent()
     import ctypes
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
     live = set()
     ctrl = socket.socket(fileno=3)
-    import torch  # noqa: F401 - the point of the zygote
+    preload()
     try:
         import triton  # noqa: F401 - importing Triton does not initialise CUDA
     except Exception:  # noqa: BLE001
