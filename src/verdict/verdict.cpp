@@ -46,7 +46,12 @@ std::string join(const std::vector<std::string>& xs, std::size_t max_items = 4) 
 std::string value_failure(const CaseRecord& c, const JudgeOptions& options) {
   if (c.nonfinite_mismatches > 0)
     return fmt::format("{} NaN/Inf values where the reference is finite", c.nonfinite_mismatches);
-  if (c.mismatches > 0 || !(c.tolerance_ratio <= 1.0)) {
+  // The task-dtype reference is an approximation too: under torch's default flags cuDNN computes
+  // float32 convolutions in TF32 (H200: the reference off by 9.6e-4 where an honest fp32 kernel
+  // is off by 3e-6 from float64). An output within the case's absolute tolerance of the float64
+  // reference everywhere is correct, whatever the task-dtype reference says.
+  const bool exact_to_fp64 = c.fp64_checked && c.atol > 0 && c.fp64_error <= c.atol;
+  if ((c.mismatches > 0 || !(c.tolerance_ratio <= 1.0)) && !exact_to_fp64) {
     std::string at;
     for (std::size_t i = 0; i < c.first_mismatch_index.size(); ++i)
       at += (i ? "," : "") + std::to_string(c.first_mismatch_index[i]);
