@@ -21,6 +21,8 @@ env = {"TRITON_CACHE_DIR": os.path.join(work, "triton"), "CUDA_CACHE_PATH": os.p
 if sys.argv[4] == "env":
     os.environ.update(env)
 print("sandbox:", zygote._restrict_writes([work] + extra), flush=True)
+import glob
+print("nvidia nodes:", sorted(glob.glob("/dev/nvidia*")), flush=True)
 try:
     import torch
     x = torch.randn(1 << 20, device="cuda")
@@ -43,8 +45,13 @@ except BaseException:
 
 
 def main():
-    variants = [("none", "", "noenv"), ("none+env", "", "env"), ("shm", "/dev/shm", "noenv"),
-                ("shm+env", "/dev/shm", "env"), ("shm+tmp+env", "/dev/shm:/tmp", "env")]
+    # H200 runs of 2026-11-30: (1) none, none+env, shm, shm+env and shm+tmp+env all failed in
+    # cudaGetDeviceCount with error 304 (cudaErrorOperatingSystem); (2) CUDA initialised with
+    # writes allowed below /, /proc, /dev:/proc, /dev:/proc:/sys, and not with /dev or /sys alone:
+    # CUDA initialisation writes below /proc. Next bisection: which part of /proc.
+    variants = [("proc-self", "/proc/self", "env"), ("proc-thread-self", "/proc/thread-self", "env"),
+                ("proc-driver", "/proc/driver", "env"), ("proc-sys", "/proc/sys", "env"),
+                ("proc", "/proc", "env")]
     for name, extra, env in variants:
         work = tempfile.mkdtemp(prefix="kgym-ll-")
         p = subprocess.run([sys.executable, "-c", CHILD, ROOT, work, extra, env], capture_output=True, text=True,

@@ -43,8 +43,9 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             n = int(limits["address_space_bytes"])
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # Landlock on CUDA devices is opt-in (KGYM_SANDBOX=landlock): on the H200 machine the
-        # first allowlist broke CUDA initialisation; CPU candidates are always restricted.
+        # Landlock on CUDA devices is opt-in (KGYM_SANDBOX=landlock): on the H200 machine CUDA
+        # initialisation failed under it until writes below /proc were allowed (docs/architecture.md,
+        # "Sandbox"); CPU candidates are always restricted.
         if req["role"] == "candidate" and (req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX") == "landlock"):
             writable = [workdir] + [req.get("env", {}).get(k) for k in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
             sandbox = _restrict_writes([p for p in writable if p])
@@ -113,6 +114,10 @@ def _restrict_writes(writable) -> str:
     for d in writable:
         os.makedirs(d, exist_ok=True)
         allow(d, handled)
+    # CUDA initialisation fails (cudaGetDeviceCount: error 304) unless it may write below /proc
+    # (bench/landlock_cuda_probe.py on the H200); this process's own /proc entry is the candidate
+    # allowed here, still unverified on a GPU, which is why CUDA sandboxing stays opt-in.
+    allow(f"/proc/{os.getpid()}", handled)
     for f in ["/dev/null"] + glob.glob("/dev/nvidia*"):
         allow(f, handled if os.path.isdir(f) else file_rights)
     libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, required by landlock_restrict_self
