@@ -519,7 +519,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // and let the check pass vacuously.
   const auto wall_began = clock::now();
   const double median = summarize_times(cand->times_ms).median_ms;
-  const int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 200);
+  const int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 100);
   const std::uint64_t wseed = fresh_seed();
   double calibration = std::numeric_limits<double>::infinity(), timed = 0;
   for (int i = 0; i < 4; ++i) {
