@@ -123,6 +123,12 @@ struct LaunchRecord {
   int graph_launches = 0;      ///< cudaGraphLaunch calls seen
   std::vector<int> streams, devices;
   std::vector<nlohmann::json> kernels;  ///< distinct kernels: name, category, stream, call, start/end_us
+  // CPU (strict and hybrid profiles): the ATen ops the traced calls dispatched (torch.profiler,
+  // CPU activities; traced stays false since there are no kernels).
+  bool aten_traced = false;
+  int aten_compute_calls = 0;  ///< ATen ops other than allocation/view/copy/metadata glue
+  int aten_glue_calls = 0;     ///< empty*, view/reshape/permute/expand/as_strided, copy_, clone, fill_ ...
+  std::vector<nlohmann::json> aten_ops;  ///< distinct ops: name, category (compute|glue), count
 };
 
 /// The physics floor of one call of the task (D11): least bytes over measured bandwidth, FLOPs

@@ -261,9 +261,15 @@ class CandidateExecutor:
         return {"ok": True}
 
     def trace(self, req, blobs):
-        """The kernels of a few calls (GPU only; on CPU there is no trace and the record says so)."""
+        """The kernels of a few calls on the GPU; on the CPU, the ATen ops they dispatch (there
+        are no kernels to trace there)."""
         if not self.device.startswith("cuda"):
-            return {"ok": True, "launch": {"traced": False, "skipped": "cpu: no kernel trace"}}
+            rec = {"traced": False, "skipped": "cpu: no kernel trace"}
+            try:
+                rec.update(integrity.cpu_op_trace(self.model, self._make_args, [int(x) for x in req["seeds"]]))
+            except BaseException as exc:  # noqa: BLE001 - the profiler is ours; report, don't judge
+                rec["skipped"] = f"cpu: no kernel trace; op trace failed: {type(exc).__name__}: {exc}"
+            return {"ok": True, "launch": rec}
         try:
             rec = integrity.kernel_trace(self.model, self._make_args, [int(x) for x in req["seeds"]], self.device)
         except BaseException as exc:  # noqa: BLE001 - the profiler is ours; report, don't judge

@@ -348,3 +348,63 @@ def kernel_trace(fn, make_args, seeds, device: str, after_s: float = 0.05) -> di
                 graph += 1
     ordered = [windows[i] for i in sorted(windows)]
     return summarize_trace(kernels, ordered, graph)
+
+
+# ---------------------------------------------------------------------------------------------
+# The CPU backstop of the launch gate: the ATen ops a call dispatches
+
+# ATen ops that allocate, view, reshape, copy or read metadata: glue, not compute. Everything
+# else (including ops not listed anywhere) counts as compute.
+ATEN_GLUE = frozenset("""
+empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros ones ones_like
+new_ones full full_like new_full fill_ zero_ resize_ resize_as_ set_ lift_fresh detach detach_ alias
+view view_as _reshape_alias _unsafe_view reshape reshape_as flatten unflatten squeeze squeeze_ unsqueeze
+unsqueeze_ permute transpose transpose_ t t_ expand expand_as as_strided as_strided_ contiguous clone
+copy_ _copy_from _copy_from_and_resize to _to_copy type_as select slice narrow split split_with_sizes
+chunk unbind movedim moveaxis swapaxes swapdims numpy_T mT mH matrix_H unfold_copy cat stack hstack
+vstack _cat constant_pad_nd pad item _local_scalar_dense is_nonzero size stride numel dim sym_size
+sym_stride sym_numel sym_storage_offset is_contiguous is_same_size result_type _has_compatible_shallow_copy_type
+requires_grad_ retain_grad _version data _fw_primal output_nr _make_dual
+""".split())
+
+
+def aten_category(name: str) -> str:
+    """glue | compute for a profiler op name ("aten::view"); non-ATen names are "other"."""
+    if not name.startswith("aten::"):
+        return "other"
+    op = name[len("aten::"):].split(".", 1)[0]
+    return "glue" if op in ATEN_GLUE else "compute"
+
+
+def summarize_aten_ops(names) -> dict:
+    """The CPU fields of LaunchRecord from the ATen op names of the traced calls."""
+    counts = {}
+    for n in names:
+        cat = aten_category(n)
+        if cat == "other":
+            continue
+        key = (n, cat)
+        counts[key] = counts.get(key, 0) + 1
+    ops = [{"name": n, "category": c, "count": k} for (n, c), k in sorted(counts.items(), key=lambda kv: -kv[1])]
+    return {"aten_traced": True,
+            "aten_compute_calls": sum(o["count"] for o in ops if o["category"] == "compute"),
+            "aten_glue_calls": sum(o["count"] for o in ops if o["category"] == "glue"),
+            "aten_ops": ops[:48]}
+
+
+def cpu_op_trace(fn, make_args, seeds) -> dict:
+    """Runs ``fn`` once per seed under ``torch.profiler`` with CPU activities and lists the ATen
+    ops they dispatch (RecordFunction at the dispatcher: ops called from Python and from C++
+    extensions alike). Inputs are made before the profiler starts, so every op seen is the
+    candidate's."""
+    import warnings
+    from torch.profiler import ProfilerActivity, profile
+    args_list = [make_args(s) for s in seeds]
+    with warnings.catch_warnings(), torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
+        warnings.simplefilter("ignore")
+        for args in args_list:
+            fn(*args)
+    names = [ev.name() for ev in prof.profiler.kineto_results.events()]
+    rec = summarize_aten_ops(names)
+    rec["calls"] = len(args_list)
+    return rec

@@ -172,6 +172,12 @@ void to_json(nlohmann::json& j, const LaunchRecord& v) {
        {"library_ms", v.library_ms}, {"glue_ms", v.glue_ms}, {"memory_ms", v.memory_ms},
        {"outside_window", v.outside_window}, {"graph_launches", v.graph_launches},
        {"streams", v.streams}, {"devices", v.devices}, {"kernels", v.kernels}};
+  if (v.aten_traced) {
+    j["aten_traced"] = true;
+    j["aten_compute_calls"] = v.aten_compute_calls;
+    j["aten_glue_calls"] = v.aten_glue_calls;
+    j["aten_ops"] = v.aten_ops;
+  }
 }
 void from_json(const nlohmann::json& j, LaunchRecord& v) {
   get_if(j, "traced", v.traced);
@@ -186,6 +192,10 @@ void from_json(const nlohmann::json& j, LaunchRecord& v) {
   get_if(j, "streams", v.streams);
   get_if(j, "devices", v.devices);
   if (auto it = j.find("kernels"); it != j.end() && it->is_array()) v.kernels = it->get<std::vector<nlohmann::json>>();
+  get_if(j, "aten_traced", v.aten_traced);
+  get_if(j, "aten_compute_calls", v.aten_compute_calls);
+  get_if(j, "aten_glue_calls", v.aten_glue_calls);
+  if (auto it = j.find("aten_ops"); it != j.end() && it->is_array()) v.aten_ops = it->get<std::vector<nlohmann::json>>();
 }
 
 void to_json(nlohmann::json& j, const RooflineRecord& v) {

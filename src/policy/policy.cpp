@@ -3,6 +3,7 @@
 #include "kgym/policy.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -108,6 +109,27 @@ const Names kKernelBenchTorchOps = {
     "silu", "mish", "batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm", "normalize",
     "linear", "cross_entropy", "kl_div", "mse_loss", "huber_loss", "triplet_margin_loss",
     "cosine_similarity", "logsumexp", "clamp", "dropout"};
+/// Tensor operator dunders: `x.__mul__(y)` or `torch.Tensor.__matmul__` is the operator's compute.
+const Names kComputeDunders = {"__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__",
+                               "__rmul__", "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__div__",
+                               "__floordiv__", "__rfloordiv__", "__ifloordiv__", "__mod__", "__rmod__", "__pow__",
+                               "__rpow__", "__ipow__", "__matmul__", "__rmatmul__", "__imatmul__", "__neg__",
+                               "__abs__", "__and__", "__or__", "__xor__", "__invert__", "__lt__", "__le__",
+                               "__gt__", "__ge__", "__lshift__", "__rshift__"};
+/// torch.nn modules that hold no parameters: instantiating one only makes sense to call it (the
+/// library computes). Names ending in "Loss" count too.
+const Names kNnParamFree = {
+    "ReLU", "ReLU6", "LeakyReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+    "Hardtanh", "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "Softshrink", "Hardshrink", "Tanhshrink",
+    "Threshold", "GLU", "LogSigmoid", "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
+    "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "CosineSimilarity",
+    "PairwiseDistance", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle",
+    "PixelUnshuffle", "ChannelShuffle", "Fold", "Unfold", "LocalResponseNorm", "CrossMapLRN2d"};
+/// Attributes of a class object that are only names, not methods.
+const Names kClassNameAttrs = {"__name__", "__qualname__", "__module__", "__doc__"};
 /// Method names that are never torch compute when the receiver is unknown but clearly not a tensor.
 const Names kHarmlessReceivers = {"math", "triton", "tl", "np", "numpy", "cupy", "cp", "typing", "str",
                                   "functools", "itertools", "operator", "collections"};
@@ -139,7 +161,9 @@ const std::vector<NameRule> kNameRules = {
       "torch.utils.benchmark", "torch.cuda.nvtx", "torch.cuda.profiler", "torch.cuda.memory._record_memory_history",
       "globals", "locals", "vars", ".__code__", ".__globals__", ".__closure__", ".__builtins__", ".f_globals",
       ".f_locals", ".f_back", ".f_code", ".gi_frame", ".tb_frame", ".__defaults__", ".__kwdefaults__",
-      ".__subclasses__", ".__self__", ".__dict__", "weakref"}},
+      ".__subclasses__", ".__self__", ".__dict__", "weakref", "torch.autograd._profiler_enabled",
+      "torch.autograd.profiler_util", "torch.autograd.profiler_legacy", "torch.autograd._disable_profiler",
+      "torch.autograd._enable_profiler", "torch.autograd._prepare_profiler", "torch.autograd.kineto_available"}},
     {"tensor_subclass",
      {"torch.Tensor._make_subclass", "torch.Tensor.__new__", "torch._C._TensorBase", "torch.overrides",
       "torch.utils._python_dispatch", "torch._subclasses", ".as_subclass", "._make_subclass",
@@ -213,6 +237,11 @@ const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
      {"fopen", "freopen", "fdopen", "open", "openat", "creat", "ofstream", "ifstream", "fstream", "getenv",
       "setenv", "putenv", "unsetenv", "secure_getenv", "socket", "connect", "bind", "mmap", "shm_open",
       "unlink", "opendir", "readlink"}},
+    {"introspection",  // turning off or probing the run-time op trace (RecordFunction) from C++
+     {"RecordFunctionGuard", "DisableRecordFunctionGuard", "enableRecordFunction", "isRecordFunctionEnabled",
+      "clearCallbacks", "removeCallback", "addGlobalCallback", "addThreadLocalCallback", "hasCallbacks",
+      "hasGlobalCallbacks", "hasThreadLocalCallbacks", "clearGlobalCallbacks", "clearThreadLocalCallbacks",
+      "RecordFunctionCallback", "profilerEnabled"}},
     {"dynamic_code", {"dlopen", "dlsym", "dlmopen", "mprotect", "process_vm_writev", "ptrace"}},
     {"precision_downgrade",
      {"__float2half", "__float2half_rn", "__float2half_rz", "__float2half_rd", "__float2half_ru",
@@ -308,7 +337,16 @@ class Analysis {
   void match_output_cache();
   void match_module_containers_and_elementwise();
 
-  std::vector<std::pair<TSNode, std::string>> gemm_sites_;     ///< hybrid allowance candidates
+  struct GemmSite {
+    TSNode node;
+    std::string what;
+    std::string rule = {};  ///< the rule it rejects under (empty: derived from `what`)
+  };
+  std::vector<GemmSite> gemm_sites_;                           ///< hybrid allowance candidates
+  Names nn_holders_;                                           ///< names holding a torch.nn layer instance
+  void match_compute_values();
+  bool receiver_harmless(TSNode obj) const;
+  bool torch_compute_name(const std::string& name, bool* gemm) const;
   std::vector<std::tuple<TSNode, std::string, std::string>> compute_sites_;  ///< node, rule, detail
 };
 
@@ -762,23 +800,57 @@ void Analysis::compute_reachable() {
   }
   push("ModelNew.forward");
   push("ModelNew.__call__");
-  for (TSNode l : lambdas) {  // names a replacing lambda calls
+  // Every lambda counts as forward path: a lambda is a callable value, and where it flows (a
+  // container, an attribute, an argument) is not followed.
+  walk(syntax_.root(), [&](TSNode x) {
+    if (type(x) == "lambda" &&
+        std::none_of(lambdas.begin(), lambdas.end(), [&](TSNode l) { return ts_node_eq(l, x); }))
+      lambdas.push_back(x);
+    return true;
+  });
+  for (TSNode l : lambdas) {  // names a lambda calls
     walk(l, [&](TSNode x) {
       if (type(x) == "identifier") push(text(x));
       if (type(x) == "attribute" && text(field(x, "object")) == "self") push("ModelNew." + text(field(x, "attribute")));
       return true;
     });
   }
+  // Values flow: a name or self.<attr> used on the forward path reaches the functions its assigned
+  // values mention (`TABLE = {"f": helper}` ... `TABLE["f"](x)`; `self.ops = [helper]`).
+  std::set<std::string> followed;
+  std::function<void(TSNode, const std::string&)> follow = [&](TSNode v, const std::string& cls) {
+    walk(v, [&](TSNode x) {
+      std::string_view tx = type(x);
+      if (tx == "lambda") return false;  // all lambdas are on the path already
+      std::string key;
+      if (tx == "identifier") {
+        key = text(x);
+        push(key);
+        if (classes_.count(key)) push_class(key);
+      } else if (tx == "attribute" && text(field(x, "object")) == "self") {
+        key = "self." + text(field(x, "attribute"));
+        if (!cls.empty()) push(cls + "." + text(field(x, "attribute")));
+      } else {
+        return true;
+      }
+      if (followed.insert(key).second)
+        if (auto it = assigns_.find(key); it != assigns_.end())
+          for (TSNode y : it->second) follow(y, cls);
+      return tx != "attribute";
+    });
+  };
   while (!work.empty()) {
     std::string key = work.back();
     work.pop_back();
     const Function& fn = functions_.at(key);
+    follow(field(fn.node, "parameters"), fn.cls);  // default arguments
     walk(field(fn.node, "body"), [&](TSNode x) {
       std::string_view t = type(x);
       if (t == "identifier") {
         std::string name = text(x);
         push(name);
         if (classes_.count(name)) push_class(name);
+        if (assigns_.count(name)) follow(x, fn.cls);
       } else if (t == "attribute") {
         TSNode obj = field(x, "object");
         std::string attr = text(field(x, "attribute"));
@@ -786,6 +858,7 @@ void Analysis::compute_reachable() {
           std::string o = text(obj);
           if (o == "self" || o == "cls") {
             push(fn.cls + "." + attr);
+            follow(x, fn.cls);
             auto it = assigns_.find("self." + attr);
             if (it != assigns_.end())
               for (TSNode v : it->second) {
@@ -1079,26 +1152,271 @@ void Analysis::match_tensor_subclass() {
   }
 }
 
+/// True when a method call on `obj` cannot be a Tensor method (modules, literals, handles).
+bool Analysis::receiver_harmless(TSNode obj) const {
+  if (!valid(obj)) return true;
+  std::string o = text(obj);
+  std::string root = o.substr(0, o.find('.'));
+  if (type(obj) == "string" || type(obj) == "integer" || type(obj) == "float") return true;
+  if (kHarmlessReceivers.count(root)) return true;
+  if (aliases_.count(root)) {
+    std::string r = resolve_name(o);
+    return r.rfind("torch", 0) != 0;  // other modules (math.sqrt) are not tensors
+  }
+  if (ext_handles_.count(o) || ext_handles_.count(root)) return true;
+  if (type(obj) == "call") {
+    std::string f = text(field(obj, "function"));
+    if (ext_factories_.count(f) || ext_factories_.count(f.rfind("self.", 0) == 0 ? f.substr(5) : f)) return true;
+  }
+  if (classes_.count(o)) return true;
+  return false;
+}
+
+/// A torch compute callable by its resolved name: torch.* compute ops, everything in
+/// torch.nn.functional/linalg/fft/special except F.pad, torch.Tensor.<op or operator dunder>,
+/// operator.matmul. `gemm`: a library GEMM/convolution (hybrid's allowance).
+bool Analysis::torch_compute_name(const std::string& name, bool* gemm) const {
+  *gemm = false;
+  if (name == "operator.matmul" || name == "operator.imatmul" || name == "operator.__matmul__") {
+    *gemm = true;
+    return true;
+  }
+  if (name.rfind("torch.", 0) != 0 || name.rfind("torch.ops.", 0) == 0 || name.find(".cuda.") != std::string::npos)
+    return false;
+  const std::string attr = name.substr(name.rfind('.') + 1);
+  bool ns = false;
+  for (std::string_view p : {"torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special."})
+    if (name.size() > p.size() && name.compare(0, p.size(), p) == 0) ns = true;
+  if (name.rfind("torch.nn.functional.pad", 0) == 0) return false;
+  bool tensor_dunder = name.rfind("torch.Tensor.", 0) == 0 && kComputeDunders.count(attr);
+  if (!ns && !kComputeOps.count(attr) && !tensor_dunder) return false;
+  *gemm = kGemmConvOps.count(attr) > 0 || attr == "__matmul__" || attr == "__rmatmul__" || attr == "__imatmul__";
+  return true;
+}
+
+/// Torch compute reachable as a value, not only as a direct call: compute callables stored,
+/// aliased, passed or defaulted; unbound Tensor methods; attribute access by string; torch.nn
+/// compute modules and library layers called through aliases and containers.
+void Analysis::match_compute_values() {
+  auto parent_is = [&](TSNode n, std::string_view t) {
+    TSNode p = ts_node_parent(n);
+    return valid(p) && type(p) == t;
+  };
+  auto is_called = [&](TSNode n) {  // n is the function of a call
+    TSNode p = ts_node_parent(n);
+    return valid(p) && type(p) == "call" && ts_node_eq(field(p, "function"), n);
+  };
+  auto is_attr_name = [&](TSNode n) {  // n is the `.name` part of an attribute
+    TSNode p = ts_node_parent(n);
+    return valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "attribute"), n);
+  };
+  auto nn_layer_of = [&](const std::string& name) -> std::string {  // "torch.nn.X" / modules path -> X
+    if (name.rfind("torch.nn.", 0) != 0 || name.rfind("torch.nn.functional", 0) == 0 ||
+        name.rfind("torch.nn.init", 0) == 0 || name.rfind("torch.nn.utils", 0) == 0 ||
+        name.rfind("torch.nn.parameter", 0) == 0)
+      return "";
+    std::string last = name.substr(name.rfind('.') + 1);
+    if (name.find('.', 9) != std::string::npos && name.rfind("torch.nn.modules.", 0) != 0) return "";
+    if (last.empty() || !std::isupper(static_cast<unsigned char>(last[0]))) return "";
+    return last;
+  };
+  auto param_free = [&](const std::string& layer) {
+    return kNnParamFree.count(layer) > 0 || (layer.size() > 4 && layer.compare(layer.size() - 4, 4, "Loss") == 0);
+  };
+
+  // 1. Names anywhere in the module.
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "import_statement" || t == "import_from_statement" || t == "future_import_statement") return false;
+    bool getattr_call = t == "call" && text(field(n, "function")) == "getattr" && !functions_.count("getattr");
+    if (t == "attribute" || t == "identifier" || getattr_call) {
+      if (is_attr_name(n)) return false;
+      if (t == "identifier") {
+        TSNode p = ts_node_parent(n);
+        if (valid(p) && (type(p) == "function_definition" || type(p) == "class_definition" ||
+                         type(p) == "parameters" || type(p) == "lambda_parameters" ||
+                         (type(p) == "keyword_argument" && ts_node_eq(field(p, "name"), n)) ||
+                         ((type(p) == "default_parameter" || type(p) == "typed_default_parameter" ||
+                           type(p) == "typed_parameter") && ts_node_eq(field(p, "name"), n)) ||
+                         (type(p) == "assignment" && ts_node_eq(field(p, "left"), n))))
+          return true;
+        std::string name = text(n);
+        if (functions_.count(name) || (assigns_.count(name) && !aliases_.count(name))) return true;  // shadowed
+        if (!aliases_.count(name)) return true;
+      }
+      std::string name = resolve(n);
+      bool gemm = false;
+      if (!name.empty() && name[0] != '.') {
+        if (name.rfind("torch.Tensor.", 0) == 0 && torch_compute_name(name, &gemm)) {
+          add("unbound_tensor_method", n, name);
+        } else if (torch_compute_name(name, &gemm) && (getattr_call || !is_called(n))) {
+          if (gemm) gemm_sites_.push_back({n, name, "torch_compute_as_value"});
+          else add("torch_compute_as_value", n, name + " used as a value");
+        }
+        if (name == "operator.methodcaller" || name == "operator.attrgetter")
+          add("string_attribute_access", n, name);
+        std::string layer = nn_layer_of(name);
+        bool maximal = !(valid(ts_node_parent(n)) && type(ts_node_parent(n)) == "attribute");
+        if (!layer.empty() && param_free(layer) && maximal) add("nn_compute_module", n, name);
+      }
+      if (t == "attribute") {
+        std::string attr = text(field(n, "attribute"));
+        TSNode obj = field(n, "object");
+        if (attr == "__getattribute__" || attr == "__getattr__") add("string_attribute_access", n, "." + attr);
+        // type(x).relu / x.__class__.relu: the Tensor class's unbound methods
+        bool class_obj = (type(obj) == "call" && text(field(obj, "function")) == "type" &&
+                          named_children(field(obj, "arguments")).size() == 1) ||
+                         (type(obj) == "attribute" && text(field(obj, "attribute")) == "__class__");
+        if (class_obj && !kClassNameAttrs.count(attr) && attr != "__class__")
+          add("unbound_tensor_method", n, text(obj) + "." + attr);
+      }
+    }
+    // T = type(x) / T = x.__class__ / f(T=x.__class__): a class object kept as a value
+    if ((t == "call" && text(field(n, "function")) == "type" && named_children(field(n, "arguments")).size() == 1) ||
+        (t == "attribute" && text(field(n, "attribute")) == "__class__")) {
+      TSNode p = ts_node_parent(n);
+      bool kept = valid(p) && ((type(p) == "assignment" && ts_node_eq(field(p, "right"), n)) ||
+                               type(p) == "default_parameter" || type(p) == "typed_default_parameter" ||
+                               type(p) == "list" || type(p) == "tuple" || type(p) == "pair" ||
+                               (type(p) == "keyword_argument" && ts_node_eq(field(p, "value"), n)));
+      if (kept) add("unbound_tensor_method", n, text(n) + " kept as a value");
+    }
+    if (getattr_call) {
+      // getattr on a non-module: a computed name, or the name of a compute method
+      auto args = named_children(field(n, "arguments"));
+      if (!args.empty()) {
+        std::string recv = text(args[0]);
+        std::string root = recv.substr(0, recv.find_first_of(".(["));
+        bool on_module = aliases_.count(root) > 0;
+        bool on_handle = ext_handles_.count(recv) || ext_handles_.count(root) ||
+                         (recv.rfind("self.", 0) == 0 && ext_handles_.count(recv)) ||
+                         (type(args[0]) == "call" && receiver_harmless(args[0]));
+        if (!on_module && !on_handle) {
+          auto s = args.size() >= 2 ? eval_string(args[1]) : std::nullopt;
+          if (!s) add("string_attribute_access", n, "getattr with a computed name");
+          else if (kComputeOps.count(*s) || kComputeDunders.count(*s) || *s == "forward" || *s == "__call__")
+            add("string_attribute_access", n, "getattr(..., \"" + *s + "\")");
+        }
+      }
+    }
+    return true;
+  });
+
+  // 2. Names holding a torch.nn layer instance (built from torch.nn.X(...), or copied from such a
+  //    name, or a container of them), unless the value also builds one of the candidate's classes.
+  for (int round = 0; round < 5; ++round) {
+    size_t before = nn_holders_.size();
+    for (const auto& [target, values] : assigns_) {
+      if (nn_holders_.count(target)) continue;
+      for (TSNode v : values) {
+        bool layer = false, own = false;
+        walk(v, [&](TSNode x) {
+          std::string_view tx = type(x);
+          if (tx == "lambda") return false;
+          if (tx == "call") {
+            std::string callee = resolve(field(x, "function"));
+            std::string l = nn_layer_of(callee);
+            if (!l.empty() && !kNnContainers.count(l) && l != "Sequential" && l != "ModuleList" && l != "ModuleDict")
+              layer = true;
+            if (classes_.count(text(field(x, "function")))) own = true;
+            return true;
+          }
+          if ((tx == "identifier" || tx == "attribute") && nn_holders_.count(text(x))) {
+            TSNode p = ts_node_parent(x);
+            if (!(valid(p) && type(p) == "attribute" && ts_node_eq(field(p, "object"), x))) layer = true;
+            return false;
+          }
+          return true;
+        });
+        if (layer && !own) nn_holders_.insert(target);
+      }
+    }
+    if (nn_holders_.size() == before) break;
+  }
+  auto holder_of = [&](TSNode f) -> std::string {  // the holder a callee expression reaches
+    while (valid(f) && (type(f) == "subscript" || type(f) == "parenthesized_expression"))
+      f = type(f) == "subscript" ? field(f, "value") : named_children(f).front();
+    if (valid(f) && type(f) == "attribute") {
+      std::string a = text(field(f, "attribute"));
+      if (a == "forward" || a == "__call__" || a == "_call_impl") f = field(f, "object");
+    }
+    if (!valid(f)) return "";
+    if (type(f) == "call" && text(field(f, "function")) == "getattr") {  // getattr(self, "lin")
+      auto args = named_children(field(f, "arguments"));
+      if (args.size() >= 2)
+        if (auto s = eval_string(args[1])) {
+          std::string key = text(args[0]) + "." + *s;
+          if (nn_holders_.count(key)) return key;
+        }
+      return "";
+    }
+    if (type(f) == "call") {  // nn.Linear(4, 4)(x)
+      std::string l = nn_layer_of(resolve(field(f, "function")));
+      if (!l.empty() && !kNnContainers.count(l)) return resolve(field(f, "function"));
+      return "";
+    }
+    std::string s = text(f);
+    return nn_holders_.count(s) ? s : "";
+  };
+  auto layer_name = [&](const std::string& holder) -> std::string {  // torch.nn.X the holder builds
+    if (holder.rfind("torch.nn.", 0) == 0) return holder;
+    auto it = assigns_.find(holder);
+    std::string found;
+    if (it != assigns_.end())
+      for (TSNode v : it->second)
+        walk(v, [&](TSNode x) {
+          if (found.empty() && type(x) == "call") {
+            std::string c = resolve(field(x, "function"));
+            if (!nn_layer_of(c).empty() && !kNnContainers.count(nn_layer_of(c))) found = c;
+          }
+          return found.empty();
+        });
+    return found.empty() ? "torch.nn layer " + holder : found;
+  };
+
+  // 3. On the forward path: calls reaching a layer instance, bound Tensor compute methods kept as
+  //    values, layers passed as values (map(self.act, ...)).
+  for (TSNode fnode : reachable_nodes_) {
+    walk(field(fnode, "body"), [&](TSNode n) {
+      std::string_view t = type(n);
+      if (t == "function_definition" || t == "class_definition") return false;
+      if (t == "call") {
+        std::string h = holder_of(field(n, "function"));
+        if (!h.empty()) {
+          std::string what = layer_name(h);
+          std::string l = nn_layer_of(what);
+          if (kGemmConvOps.count(l)) gemm_sites_.push_back({n, what, "nn_layer_in_forward"});
+          else add("nn_layer_in_forward", n, what + " called through " + text(field(n, "function")));
+        }
+        return true;
+      }
+      if ((t == "identifier" || t == "attribute") && nn_holders_.count(text(n)) && !is_called(n)) {
+        TSNode p = ts_node_parent(n);
+        if (valid(p) && (type(p) == "argument_list" || type(p) == "list" || type(p) == "tuple" || type(p) == "set" ||
+                         type(p) == "pair" || (type(p) == "keyword_argument" && ts_node_eq(field(p, "value"), n))))
+          add("nn_layer_in_forward", n, text(n) + " passed as a value");
+        return true;
+      }
+      if (t == "attribute" && !is_called(n) && !parent_is(n, "attribute")) {
+        // y.clamp kept as a bound method (m = y.clamp; m(min=0))
+        std::string attr = text(field(n, "attribute"));
+        TSNode obj = field(n, "object");
+        std::string o = text(obj);
+        std::string name = resolve(n);
+        bool torch_rooted = !name.empty() && name[0] != '.' && aliases_.count(o.substr(0, o.find('.')));
+        if ((kComputeOps.count(attr) || kComputeDunders.count(attr)) && !torch_rooted && o != "self" && o != "cls" &&
+            !receiver_harmless(obj) && !exported_.count(attr))
+          add("torch_compute_as_value", n, "bound method ." + attr + " used as a value");
+      }
+      return true;
+    });
+  }
+}
+
 /// Torch compute, nn layers and the hybrid GEMM allowance on the forward path.
 void Analysis::match_forward_compute() {
-  auto is_receiver_harmless = [&](TSNode obj) {
-    if (!valid(obj)) return true;
-    std::string o = text(obj);
-    std::string root = o.substr(0, o.find('.'));
-    if (type(obj) == "string" || type(obj) == "integer" || type(obj) == "float") return true;
-    if (kHarmlessReceivers.count(root)) return true;
-    if (aliases_.count(root)) {
-      std::string r = resolve_name(o);
-      return r.rfind("torch", 0) != 0;  // other modules (math.sqrt) are not tensors
-    }
-    if (ext_handles_.count(o) || ext_handles_.count(root)) return true;
-    if (type(obj) == "call") {
-      std::string f = text(field(obj, "function"));
-      if (ext_factories_.count(f) || ext_factories_.count(f.rfind("self.", 0) == 0 ? f.substr(5) : f)) return true;
-    }
-    if (classes_.count(o)) return true;
-    return false;
-  };
+  match_compute_values();
+  auto is_receiver_harmless = [&](TSNode obj) { return receiver_harmless(obj); };
   for (TSNode fnode : reachable_nodes_) {
     std::string cls;
     for (const auto& [key, fn] : functions_)
@@ -1150,11 +1468,13 @@ void Analysis::match_forward_compute() {
           return true;
         }
         // tensor methods x.matmul(y), x.sum(), (a+b).relu()
-        if (kComputeOps.count(attr) && !is_receiver_harmless(obj) && !exported_.count(attr)) {
+        if ((kComputeOps.count(attr) || kComputeDunders.count(attr)) && !is_receiver_harmless(obj) &&
+            !exported_.count(attr)) {
           std::string o = text(obj);
           bool self_method = o == "self" || o == "cls";
           if (!self_method) {
-            if (kGemmConvOps.count(attr)) gemm_sites_.push_back({n, "." + attr});
+            if (kGemmConvOps.count(attr) || attr == "__matmul__" || attr == "__rmatmul__" || attr == "__imatmul__")
+              gemm_sites_.push_back({n, "." + attr});
             else compute_sites_.push_back({n, "torch_compute_in_forward", "." + attr + "()"});
           }
         }
@@ -1204,12 +1524,13 @@ void Analysis::match_forward_compute() {
   }
   // Hybrid: the first GEMM/conv (in source order) is allowed; strict and the rest reject.
   std::stable_sort(gemm_sites_.begin(), gemm_sites_.end(), [](const auto& a, const auto& b) {
-    return ts_node_start_byte(a.first) < ts_node_start_byte(b.first);
+    return ts_node_start_byte(a.node) < ts_node_start_byte(b.node);
   });
   // The allowance is one library op: every call site of that op (branches, loops) is covered.
   std::string allowed;
-  for (const auto& [node, what] : gemm_sites_) {
-    std::string rule = what.rfind("C++ ", 0) == 0 ? "cpp_library_compute"
+  for (const auto& [node, what, site_rule] : gemm_sites_) {
+    std::string rule = !site_rule.empty() ? site_rule
+                       : what.rfind("C++ ", 0) == 0 ? "cpp_library_compute"
                        : what.rfind("torch.nn.", 0) == 0 && what.rfind("torch.nn.functional.", 0) != 0
                            ? "nn_layer_in_forward"
                            : "torch_compute_in_forward";
@@ -1406,7 +1727,8 @@ void Analysis::match_cxx() {
         std::string ns = qualified && i > 1 && tk[i - 2].kind == 'i' && !kKeywords.count(tk[i - 2].text)
                              ? tk[i - 2].text
                              : "";
-        if (qualified && !ns.empty() && !(ns == "std" && w != "bind")) continue;
+        // (the RecordFunction switches are at::/c10:: names; any namespace counts for them)
+        if (qualified && !ns.empty() && !(ns == "std" && w != "bind") && rule != "introspection") continue;
         if (rule == "precision_downgrade" && ctx_.task_dtype != "float32") continue;
         if (rule == "threads_processes_async" && w == "jthread" && !(i > 1 && tk[i - 2].text == "std")) continue;
         hit(rule, w);

@@ -540,9 +540,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   cand->wall_check_ms = std::max(0.0, timed - calibration);
   m.candidate_timing = cand;
   m.phase_ms["wall_check"] += ms_since(wall_began);
-  // Launch accounting (D7, D14): the kernels of a few calls, GPU only.
+  // Launch accounting (D7, D14): the kernels of a few calls on the GPU; on the CPU, under strict
+  // and hybrid, the ATen ops they dispatch (the judge rejects compute ops under strict).
   LaunchRecord launch;
-  if (worker_device == "cpu") {
+  if (worker_device == "cpu" && eo.policy_profile != "strict" && eo.policy_profile != "hybrid") {
     launch.skipped = "cpu: no kernel trace";
   } else {
     nlohmann::json tseeds = nlohmann::json::array();

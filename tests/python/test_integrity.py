@@ -267,4 +267,20 @@ def test_executor_times_fresh_inputs_and_returns_kept_outputs(tmp_path):
     out = tensors.decode(kept[0]["output"], blobs, "cpu")
     want = common.make_inputs(ex.task, 14, "nominal", "cpu", on_device=True)[0].clamp_min(0)
     assert torch.equal(out, want)
-    assert ex.trace({"seeds": [1]}, [])["launch"]["traced"] is False
+    launch = ex.trace({"seeds": [1, 2]}, [])["launch"]
+    assert launch["traced"] is False  # no kernels on the CPU
+    # ... but the ATen ops of the calls are listed: this plain-PyTorch candidate computes in ATen.
+    assert launch["aten_traced"] and launch["aten_compute_calls"] >= 2 and launch["calls"] == 2
+    assert any(o["category"] == "compute" for o in launch["aten_ops"]), launch["aten_ops"]
+
+
+def test_aten_op_categories():
+    for glue in ("aten::empty_like", "aten::empty_strided", "aten::view", "aten::copy_", "aten::as_strided",
+                 "aten::_to_copy", "aten::fill_", "aten::zero_", "aten::contiguous", "aten::clone"):
+        assert integrity.aten_category(glue) == "glue", glue
+    for compute in ("aten::relu", "aten::clamp_min", "aten::addmm", "aten::sum", "aten::mul", "aten::where"):
+        assert integrity.aten_category(compute) == "compute", compute
+    assert integrity.aten_category("kgym::call0") == "other"
+    rec = integrity.summarize_aten_ops(["aten::empty_like", "aten::relu", "aten::relu", "kgym::call0"])
+    assert rec["aten_compute_calls"] == 2 and rec["aten_glue_calls"] == 1
+    assert rec["aten_ops"][0] == {"name": "aten::relu", "category": "compute", "count": 2}

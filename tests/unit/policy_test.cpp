@@ -267,6 +267,36 @@ std::vector<RuleCase> rule_cases() {
   h.init_extra = "        self.layers = nn.ModuleList([Block() for _ in range(2)])\n";
   h.forward = p.forward;
   c.push_back({"nn_layer_in_forward", Profile::strict, p, h});
+  // torch compute reached as a value (the identity-kernel + hidden torch compute kind)
+  p = {}; p.forward = "        ops = [torch.relu]\n        return ops[0](self.ext.relu_cuda(x))\n";
+  h = {}; h.forward = "        ops = [self.ext.relu_cuda]\n        return ops[0](x)\n";
+  c.push_back({"torch_compute_as_value", Profile::strict, p, h});
+  p = {}; p.init_extra = "        self.f = torch.nn.functional.gelu\n"; p.forward = "        return self.f(self.ext.relu_cuda(x))\n";
+  h = {}; h.init_extra = "        self.f = self.ext.relu_cuda\n"; h.forward = "        return self.f(x)\n";
+  c.push_back({"torch_compute_as_value", Profile::strict, p, h});
+  p = {}; p.forward = "        y = self.ext.relu_cuda(x)\n        m = y.sigmoid\n        return m()\n";
+  h = {}; h.forward = "        y = self.ext.relu_cuda(x)\n        m = y.view\n        return m(-1)\n";
+  c.push_back({"torch_compute_as_value", Profile::strict, p, h});
+  p = {}; p.forward = "        y = self.ext.relu_cuda(x)\n        return type(y).relu(y)\n";
+  h = {}; h.forward = "        y = self.ext.relu_cuda(x)\n        assert type(y).__name__ == 'Tensor'\n        return y\n";
+  c.push_back({"unbound_tensor_method", Profile::strict, p, h});
+  p = {}; p.forward = "        return torch.Tensor.sigmoid(self.ext.relu_cuda(x))\n";
+  h = {}; h.forward = "        return torch.Tensor.contiguous(self.ext.relu_cuda(x))\n";
+  c.push_back({"unbound_tensor_method", Profile::strict, p, h});
+  p = {}; p.forward = "        return getattr(self.ext.relu_cuda(x), 'sig' + 'moid')()\n";
+  h = {}; h.forward = "        return getattr(self.ext, 'relu_' + 'cuda')(x)\n";
+  c.push_back({"string_attribute_access", Profile::strict, p, h});
+  p = {}; p.prelude = "import operator\n"; p.forward = "        return operator.methodcaller('relu')(self.ext.relu_cuda(x))\n";
+  h = {}; h.prelude = "import operator\n"; h.forward = "        n = operator.index(x.dim())\n" + f_default;
+  c.push_back({"string_attribute_access", Profile::strict, p, h});
+  p = {}; p.init_extra = "        self.act = nn.ReLU()\n";
+  h = {}; h.init_extra = "        self.lin = nn.Linear(4, 4)\n";
+  c.push_back({"nn_compute_module", Profile::strict, p, h});
+  // a layer called through an alias
+  p = {}; p.init_extra = "        self.lin = nn.Linear(4, 4)\n        self.alias = self.lin\n";
+  p.forward = "        g = self.alias\n        return self.ext.relu_cuda(g(x))\n";
+  h = {}; h.init_extra = p.init_extra; h.forward = "        w = self.alias.weight\n        return self.ext.relu_cuda(x)\n";
+  c.push_back({"nn_layer_in_forward", Profile::strict, p, h});
   return c;
 }
 
@@ -361,6 +391,30 @@ TEST(Policy, HybridAllowsOneLibraryOpKindButNotTwo) {
   auto r = check(candidate(two), Profile::hybrid);
   EXPECT_TRUE(r.rejected()) << dump(r);
   EXPECT_TRUE(fires(r, "torch_compute_in_forward"));
+}
+
+TEST(Policy, ComputeValuesCountTowardTheHybridAllowance) {
+  Parts one;
+  one.forward = "        mm = [torch.matmul]\n        return self.ext.relu_cuda(mm[0](x, x))\n";
+  auto h = check(candidate(one), Profile::hybrid);
+  EXPECT_FALSE(h.rejected()) << dump(h);
+  EXPECT_TRUE(fires(h, "hybrid_library_call")) << dump(h);
+  auto s = check(candidate(one), Profile::strict);
+  EXPECT_TRUE(fires(s, "torch_compute_as_value")) << dump(s);
+  Parts two = one;
+  two.forward = "        mm = [torch.matmul, torch.relu]\n        return self.ext.relu_cuda(mm[0](x, x))\n";
+  EXPECT_TRUE(check(candidate(two), Profile::hybrid).rejected());
+  // kernelbench and off do not run the value rules
+  EXPECT_FALSE(fires(check(candidate(two), Profile::kernelbench), "torch_compute_as_value"));
+}
+
+TEST(Policy, RunTimeTraceSwitchesAreIntrospection) {
+  Parts p;
+  p.forward = "        if torch.autograd._profiler_enabled():\n            return self.ext.relu_cuda(x)\n" + Parts{}.forward;
+  EXPECT_TRUE(fires(check(candidate(p)), "introspection")) << dump(check(candidate(p)));
+  Parts q;
+  q.cuda_extra = "torch::Tensor quiet(torch::Tensor a) { at::RecordFunctionGuard g(false); return a; }\n";
+  EXPECT_TRUE(fires(check(candidate(q)), "introspection")) << dump(check(candidate(q)));
 }
 
 TEST(Policy, ComputedAttributeNamesAreResolved) {

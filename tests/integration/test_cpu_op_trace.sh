@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The CPU backstop of the launch gate (docs/timing.md): under strict, a load_inline C++ "kernel"
+# that passes the static gate but lets ATen compute (x.clamp_min in C++) is policy_rejected at
+# run time by the ATen op trace; an honest load_inline C++ ReLU passes strict on the CPU.
+set -euo pipefail
+KGYM=$1; ROOT=$2
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+CANDS="$ROOT/tests/data/cpu_op_trace"
+# Both pass the static gate: the rejection below can only come from the run-time trace.
+"$KGYM" check "$CANDS" --profile strict --format text
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$CANDS" --tasks L1/19 --profile strict \
+  --out "$OUT/strict.jsonl" --cases 2 --min-calls 5 --max-calls 10 --no-other-shape -q
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/strict.jsonl" "$CANDS"
+python3 - "$OUT/strict.jsonl" <<'PY'
+import json, sys
+vs = {v["candidate_id"].split("/")[-1]: v for v in map(json.loads, open(sys.argv[1]))}
+hidden, honest = vs["hidden_clamp_cpp.py"], vs["honest_cpp.py"]
+assert hidden["gate"] == "launch", hidden["gate"]
+assert "aten::clamp_min" in hidden["messages"][0], hidden["messages"]
+assert hidden["correct"], "the hack computes the right values; only the op trace rejects it"
+lh = hidden["measurements"]["launch"]
+assert lh["aten_traced"] and lh["aten_compute_calls"] >= 3, lh
+lo = honest["measurements"]["launch"]
+assert lo["aten_traced"] and lo["aten_compute_calls"] == 0 and lo["aten_glue_calls"] > 0, lo
+print("cpu op trace ok")
+PY
