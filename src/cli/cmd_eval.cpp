@@ -120,6 +120,14 @@ void run_eval(EvalArgs& a) {
       }
     }
   }
+  EngineOptions opts;
+  opts.device = a.device;
+  opts.python = a.python;
+  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
+  std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());
+  // Before --out is opened: an unusable device fails with a clear message and leaves no empty
+  // (or, without --resume, truncated) verdict file behind.
+  Engine engine(opts);
   if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
   std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
   if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
@@ -181,13 +189,7 @@ void run_eval(EvalArgs& a) {
   std::vector<Evaluation> todo;
   for (auto& e : evals)
     if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
-
-  EngineOptions opts;
-  opts.device = a.device;
-  opts.python = a.python;
-  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
-  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s; starting workers...\n", todo.size(), a.device.c_str());
-  Engine engine(opts);  // fails with a clear message when the device is not usable
+  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s\n", todo.size(), a.device.c_str());
 
   std::vector<Verdict> verdicts;
   std::mutex mutex;

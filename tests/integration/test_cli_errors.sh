@@ -24,7 +24,14 @@ expect 2 "bad.jsonl:2" -- "$KGYM" eval --suite "$S" --candidates "$T/bad.jsonl" 
 printf '{"task_id": "L1/77_Unknown", "code": "x"}\n' > "$T/unknown.jsonl"
 expect 2 "unknown task 'L1/77_Unknown'" -- "$KGYM" eval --suite "$S" --candidates "$T/unknown.jsonl" --out "$T/a.jsonl"
 expect 2 "unknown reward" -- "$KGYM" eval --suite "$S" --candidates "$C" --reward nope --out "$T/a.jsonl"
-expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/a.jsonl"
+expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/dev.jsonl"
+# An unusable device must not leave an empty verdict file behind (nor truncate an existing one).
+if [ -e "$T/dev.jsonl" ]; then echo "FAIL: --device tpu created $T/dev.jsonl"; fail=1; else echo "ok: no verdict file on a bad device"; fi
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo '{"kept": 1}' > "$T/keep.jsonl"
+  expect 2 "not usable" -- "$KGYM" eval --suite "$S" --candidates "$C" --device cuda --out "$T/keep.jsonl"
+  if ! grep -q kept "$T/keep.jsonl"; then echo "FAIL: --device cuda without a GPU truncated --out"; fail=1; else echo "ok: --out kept"; fi
+fi
 mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
 expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
 # --resume keeps earlier verdicts and only evaluates what is missing.
