@@ -1859,7 +1859,21 @@ void Analysis::match_module_containers_and_elementwise() {
       TSNode id = type(prm) == "identifier" ? prm : field(prm, "name");
       if (valid(id) && type(id) == "identifier" && text(id) != "self") forward_params.insert(text(id));
     }
+  // A @triton.jit body is device code: its arithmetic is the kernel's own, even where a variable
+  // there shares a name with one of forward's tensor arguments (no false warning for `x - m`).
+  auto triton_decorated = [&](TSNode fnode) {
+    TSNode parent = ts_node_parent(fnode);
+    if (type(fnode) != "function_definition" || !valid(parent) || type(parent) != "decorated_definition") return false;
+    for (TSNode d : named_children(parent))
+      if (type(d) == "decorator") {
+        std::string dec = text(d);
+        std::string r = resolve_name(dec.substr(1, dec.find('(') == std::string::npos ? std::string::npos : dec.find('(') - 1));
+        if (r.rfind("triton.", 0) == 0) return true;
+      }
+    return false;
+  };
   for (TSNode fnode : reachable_nodes_) {
+    if (triton_decorated(fnode)) continue;
     std::map<std::string, std::string> loop_elements;  // loop variable -> container attribute
     walk(field(fnode, "body"), [&](TSNode n) {
       std::string_view t = type(n);

@@ -260,6 +260,14 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.forward = "        return self.ext.relu_cuda(x * 2.0)\n";
   h = {}; h.forward = "        n = x.size(0) * 2\n        return self.ext.relu_cuda(x)\n";
   c.push_back({"torch_elementwise_in_forward", Profile::strict, p, h});
+  // ... also in a plain helper reached from forward, but never in a @triton.jit body that happens
+  // to name a value like forward's argument (device code: the kernel's own arithmetic).
+  p = {}; p.prelude = "def twice(x):\n    return x * 2.0\n";
+  p.forward = "        return self.ext.relu_cuda(twice(x))\n";
+  h = {}; h.prelude = "import triton\nimport triton.language as tl\n@triton.jit\ndef scale_kernel(x_ptr, y_ptr):\n"
+                      "    offs = tl.arange(0, 32)\n    x = tl.load(x_ptr + offs)\n    tl.store(y_ptr + offs, x * 2.0 - x)\n";
+  h.forward = "        y = torch.empty_like(x)\n        scale_kernel[(1,)](x, y)\n        return y\n";
+  c.push_back({"torch_elementwise_in_forward", Profile::strict, p, h});
   // nn_layer_in_forward through a container of library layers
   p = {}; p.init_extra = "        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])\n";
   p.forward = "        for layer in self.layers:\n            x = layer(x)\n" + f_default;
