@@ -47,6 +47,9 @@ struct JudgeOptions {
   /// Window overhead subtraction never takes a median below this (ms): no launched kernel
   /// finishes in less (docs/timing.md, "Window overhead").
   double min_net_ms = 0.001;
+  /// ... nor below this fraction of the raw window (the timing resolution: a 3 us kernel in a
+  /// 40 us window reads as 10 us, so tiny kernels' speedups shrink towards 1, never grow).
+  double net_floor_fraction = 0.25;
   /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
   /// at least the supervisor's wall clock per synchronised call. The CPU clock shares the cores
   /// with everything else running (other evaluations, builds), hence its looser factor.

@@ -314,14 +314,20 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
                "the baseline ran under other precision flags than the candidate (harness self-test H40)");
   const TimeStats cand = summarize_times(t.times_ms);
   // Window overhead (docs/timing.md): the device-wide sync inside every timing window adds a
-  // fixed host round trip that plain event timing does not have. The trusted reference worker
-  // measures it with empty windows; it is subtracted from every median (candidate and baselines
-  // alike), never below min_net_ms. The candidate's own measurement is recorded but not used.
-  const double overhead = t.method == "cuda_events" && m.eager_timing && !m.eager_timing->failure
-                              ? std::max(0.0, m.eager_timing->window_overhead_ms)
-                              : 0.0;
+  // fixed host round trip that plain event timing does not have. Both workers measure it with
+  // empty windows; the smaller of the two medians is subtracted from every median (candidate and
+  // baselines alike): a candidate can only lower the subtraction by reporting less, never raise
+  // it. A net time is never below min_net_ms nor below net_floor_fraction of its raw window:
+  // below that the window cannot resolve the kernel, and noise in the subtraction must not turn
+  // into a speedup.
+  double overhead = t.method == "cuda_events" && m.eager_timing && !m.eager_timing->failure
+                        ? std::max(0.0, m.eager_timing->window_overhead_ms)
+                        : 0.0;
+  if (overhead > 0 && t.window_overhead_ms > 0) overhead = std::min(overhead, t.window_overhead_ms);
   auto net = [&](double raw_ms) {
-    return overhead > 0 ? std::max(raw_ms - overhead, std::min(raw_ms, options.min_net_ms)) : raw_ms;
+    if (overhead <= 0) return raw_ms;
+    const double floor_ms = std::min(raw_ms, std::max(options.min_net_ms, options.net_floor_fraction * raw_ms));
+    return std::max(raw_ms - overhead, floor_ms);
   };
   const double cand_ms = net(cand.median_ms);
   if (t.wall_check_calls > 0) {

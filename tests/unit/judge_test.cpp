@@ -56,12 +56,17 @@ TEST(Judge, WindowOverheadOfTheReferenceWorkerIsSubtracted) {
   // (device-wide sync inside the window): net 0.02 and 0.07 ms, 3.5x rather than the raw 2x.
   Measurements m = correct_and_timed(0.05, 0.10);
   m.eager_timing->window_overhead_ms = 0.03;
-  m.candidate_timing->window_overhead_ms = 0.049;  // the candidate's own value is never used
+  m.candidate_timing->window_overhead_ms = 0.049;  // a larger value of the candidate's is not used
   Verdict v = judge(m);
   ASSERT_EQ(v.outcome, Outcome::passed);
   EXPECT_NEAR(*v.runtime_ms, 0.02, 1e-12);
   EXPECT_NEAR(*v.ref_runtime_ms, 0.07, 1e-12);
   EXPECT_NEAR(*v.speedup_eager, 3.5, 1e-9);
+  // A smaller one is: the subtraction is the smaller of the two processes' measurements.
+  m.candidate_timing->window_overhead_ms = 0.01;
+  v = judge(m);
+  EXPECT_NEAR(*v.runtime_ms, 0.04, 1e-12);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.09, 1e-12);
 }
 
 TEST(Judge, WindowOverheadNeverTakesAMedianBelowTheMinimum) {
@@ -69,11 +74,13 @@ TEST(Judge, WindowOverheadNeverTakesAMedianBelowTheMinimum) {
   m.eager_timing->window_overhead_ms = 0.0305;  // more than the candidate's whole window
   Verdict v = judge(m);
   ASSERT_EQ(v.outcome, Outcome::passed);
-  EXPECT_DOUBLE_EQ(*v.runtime_ms, JudgeOptions{}.min_net_ms);
-  // ... and the roofline floor applies to the net time: a floor of 0.01 ms rejects it.
+  // Floored at a quarter of the raw window (the resolution), so the speedup stays bounded.
+  EXPECT_DOUBLE_EQ(*v.runtime_ms, 0.0300 * JudgeOptions{}.net_floor_fraction);
+  EXPECT_NEAR(*v.speedup_eager, (0.10 - 0.0305) / 0.0075, 1e-9);
+  // ... and the roofline floor applies to the net time: a floor of 0.02 ms rejects it.
   m.roofline = RooflineRecord{};
   m.roofline->applied = true;
-  m.roofline->floor_ms = 0.01;
+  m.roofline->floor_ms = 0.02;
   EXPECT_EQ(judge(m).outcome, Outcome::timing_invalid);
 }
 
