@@ -50,6 +50,10 @@ struct JudgeOptions {
   /// ... nor below this fraction of the raw window (the timing resolution: a 3 us kernel in a
   /// 40 us window reads as 10 us, so tiny kernels' speedups shrink towards 1, never grow).
   double net_floor_fraction = 0.25;
+  /// The candidate's raw median is never taken below the supervisor's wall clock per
+  /// synchronised call divided by this (that wall clock also holds the Python loop and, on the
+  /// GPU, the launch and sync of each call: a little above the raw window for honest code).
+  double wall_floor_factor = 1.1;
   /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
   /// at least the supervisor's wall clock per synchronised call. The CPU clock shares the cores
   /// with everything else running (other evaluations, builds), hence its looser factor.

@@ -6,6 +6,7 @@ load, run_case, time, wall, trace, exit.
 """
 import ast
 import os
+import threading
 import time
 
 import torch
@@ -50,6 +51,7 @@ class CandidateExecutor:
         self.task = None
         self.calls = 0
         self.fingerprints = _harness_fingerprints()
+        self.threads_at_start = {t.ident for t in threading.enumerate()}
         self.flags = integrity.precision_flags()
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
@@ -120,6 +122,12 @@ class CandidateExecutor:
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
         rec["tampered"] = self._tampered()
+        # H02 from import time: a Python thread the import or ModelNew() left running can do a
+        # call's work after the call returned, and the per-call census sees it before and after.
+        started = [t for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start]
+        if started:
+            rec["tampered"].append("a Python thread started while importing or constructing the candidate is "
+                                   "still running: " + ", ".join(sorted(t.name for t in started)))
         rec["ok"] = True
         return rec
 
@@ -253,11 +261,12 @@ class CandidateExecutor:
         return {"ok": True, "timing": rec, "kept": kept_meta}, out_blobs
 
     def wall(self, req, blobs):
-        """1 + ``n`` synchronised calls on one fresh input set; the supervisor times the request
-        for n and for 0 and takes the difference."""
-        n = int(req["n"])
-        args = self._make_args(int(req["seed"]))
-        common.wall_calls(self.model, args, 1 + n, self.device)  # one warm call, then n
+        """``n`` iterations, each generating a fresh input set (seed + i) and, when ``call``,
+        one synchronised call on it: the supervisor times the request with and without the calls
+        and takes the difference, so the calls run on fresh inputs as the timed ones do (a
+        reused input is cache-warm: red team, 2026-11-30)."""
+        common.wall_calls(self.model, self._make_args, int(req["seed"]), int(req["n"]),
+                          bool(req.get("call", True)), self.device)
         return {"ok": True}
 
     def trace(self, req, blobs):

@@ -201,6 +201,11 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 t0 = time.perf_counter_ns()
                 out = fn(*args)
                 times.append((time.perf_counter_ns() - t0) / 1e6)
+            # Kept outputs are copied at once, before anything else of the harness runs: work the
+            # call left behind (a thread, a stream) has no time to fill the output in later.
+            if len(times) - 1 in keep:
+                kept[len(times) - 1] = _keep_copy(out)
+            last_out = out
             after = integrity.thread_census()
             leak = integrity.census_leak(before, after)
             if not leak and integrity.native_growth(before, after):
@@ -214,9 +219,6 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 bad = guard()
                 if bad:
                     rec["tampered"] = sorted(set(rec["tampered"]) | set(bad))
-            if len(times) - 1 in keep:
-                outs = output_tensors(out)
-                kept[len(times) - 1] = [o.detach().clone() for o in outs] if outs is not None else out
             del out, args
             if len(times) >= min_calls:
                 if (time.perf_counter() - began) * 1e3 > budget_ms:
@@ -227,7 +229,18 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 iqr = s[(3 * n) // 4] - s[n // 4]
                 if med > 0 and iqr / med < target:
                     break
+    # The last timed call is always rechecked too: the candidate cannot know in advance where
+    # the adaptive stop falls, so outputs that go stale after the first calls are caught.
+    if keep and times and (len(times) - 1) not in kept:
+        kept[len(times) - 1] = _keep_copy(last_out)
     return rec, kept
+
+
+def _keep_copy(out):
+    """A copy of a timed output for the recheck (the value itself when it is not plain tensors:
+    the reference reports it as a contract violation)."""
+    outs = output_tensors(out)
+    return [o.detach().clone() for o in outs] if outs is not None else out
 
 
 def window_overhead_ms(n: int = 15) -> float:
@@ -250,13 +263,17 @@ def window_overhead_ms(n: int = 15) -> float:
     return xs[len(xs) // 2]
 
 
-def wall_calls(fn, args, n: int, device: str) -> None:
-    """``n`` calls on ``args``, each followed by a device-wide sync (the supervisor measures the
-    wall clock of this request and cross-checks the event times with it)."""
+def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str) -> None:
+    """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
+    device-wide sync after each. The supervisor times this request with and without the calls
+    and cross-checks the event times with the difference (docs/timing.md)."""
     with torch.no_grad():
-        for _ in range(n):
-            fn(*args)
+        for i in range(n):
+            args = make_args(seed + i)
+            if call:
+                fn(*args)
             synchronize(device)
+            del args
 
 
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:

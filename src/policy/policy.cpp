@@ -1491,7 +1491,21 @@ void Analysis::match_forward_compute() {
       const std::string& w = tk[i].text;
       bool gemm = false, compute = false;
       std::string what;
-      if ((w == "torch" || w == "at") && i + 3 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "(" &&
+      static const Names kAtenKernelNamespaces = {"cpu", "cuda", "native", "_ops", "meta", "compositeexplicitautograd",
+                                                  "compositeimplicitautograd", "compositeexplicitautogradnonfunctional"};
+      if (w == "using" && i + 3 < tk.size() && tk[i + 1].text == "namespace" &&
+          (tk[i + 2].text == "at" || tk[i + 2].text == "torch") && tk[i + 3].text == ";") {
+        // Unqualified ATen names (`clamp_min(x, 0)`) would escape the at::/torch:: match below.
+        what = "using namespace " + tk[i + 2].text;
+        compute = true;
+      } else if (w == "at" && i + 4 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "::" &&
+                 kAtenKernelNamespaces.count(tk[i + 2].text) && kComputeOps.count(tk[i + 4].text)) {
+        // at::cpu::clamp_min / at::native::mm / at::_ops::relu::call: the kernels behind the
+        // dispatcher (the run-time op trace does not see them; red team, 2026-11-30).
+        what = "at::" + tk[i + 2].text + "::" + tk[i + 4].text;
+        gemm = kGemmConvOps.count(tk[i + 4].text) > 0;
+        compute = !gemm;
+      } else if ((w == "torch" || w == "at") && i + 3 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "(" &&
           kComputeOps.count(tk[i + 2].text)) {
         what = w + "::" + tk[i + 2].text;
         gemm = kGemmConvOps.count(tk[i + 2].text) > 0;
@@ -1698,6 +1712,9 @@ void Analysis::match_cxx() {
       if (seen.insert({std::string(rule), what}).second) add(rule, u.at, "C++ " + what, what);
     };
     bool has_wmma = false, has_half = false;
+    bool using_std = false;
+    for (size_t i = 0; i + 3 < tk.size(); ++i)
+      if (tk[i].text == "using" && tk[i + 1].text == "namespace" && tk[i + 2].text == "std") using_std = true;
     for (size_t i = 0; i < tk.size(); ++i) {
       const CxxToken& tok = tk[i];
       if (tok.kind == 's') {
@@ -1735,6 +1752,16 @@ void Analysis::match_cxx() {
       }
       if ((w == "thread" || w == "async") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std")
         hit("threads_processes_async", "std::" + w);
+      // ... and unqualified after `using namespace std;` (red team: `thread t(work);`)
+      if ((w == "thread" || w == "async" || w == "jthread") && using_std && !(i > 0 && (tk[i - 1].text == "::" ||
+          tk[i - 1].text == "." || tk[i - 1].text == "->")) && i + 1 < tk.size() &&
+          (tk[i + 1].kind == 'i' || tk[i + 1].text == "(" || tk[i + 1].text == "{"))
+        hit("threads_processes_async", w + " (using namespace std)");
+      // pybind11 attribute access from C++ reaches any Python object by name (torch.sys.modules,
+      // frames, the harness's timer): red team, 2026-11-30.
+      if (w == "attr" && i > 0 && (tk[i - 1].text == "." || tk[i - 1].text == "->") && i + 1 < tk.size() &&
+          tk[i + 1].text == "(")
+        hit("dynamic_code", ".attr() (Python attribute access from C++)");
       if (w == "system" && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std") hit("subprocess_system", "std::system");
       if ((w.rfind("PyRun_", 0) == 0 || w.rfind("PyEval_", 0) == 0 || w.rfind("PyImport_", 0) == 0 ||
            w.rfind("PyFrame_", 0) == 0 || w.rfind("PyThreadState_", 0) == 0 || w.rfind("PyObject_SetAttr", 0) == 0 ||

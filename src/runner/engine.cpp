@@ -512,11 +512,34 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   m.compile_timing = compiled;
   m.candidate_timing = cand;
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
-  // Wall-clock cross-check (D7): N synchronised calls timed by this process's clock, the cost of
-  // the request itself (input generation and one warm call) measured with N = 0 and subtracted.
-  // The N = 0 calibration is the minimum of three requests, taken before and after the N one, so
-  // that one slow calibration (a page fault, a scheduler hiccup) cannot cancel the N calls' time
-  // and let the check pass vacuously.
+  // Launch accounting (D7, D14): the kernels of a few calls on the GPU; on the CPU, under strict
+  // and hybrid, the ATen ops they dispatch (the judge rejects compute ops under strict).
+  LaunchRecord launch;
+  if (worker_device == "cpu" && eo.policy_profile != "strict" && eo.policy_profile != "hybrid") {
+    launch.skipped = "cpu: no kernel trace";
+  } else {
+    nlohmann::json tseeds = nlohmann::json::array();
+    for (int i = 0; i < 3; ++i) tseeds.push_back(fresh_seed());
+    const auto trace_began = clock::now();
+    auto tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+    m.phase_ms["trace"] += ms_since(trace_began);
+    if (!tr) {
+      m.candidate_timing = cand;
+      return;
+    }
+    try {
+      tr->header.at("launch").get_to(launch);
+    } catch (const std::exception& e) {
+      launch = LaunchRecord{};
+      launch.skipped = std::string("malformed trace reply: ") + e.what();
+    }
+  }
+  m.launch = launch;
+  // Wall-clock cross-check (D7): N synchronised calls on fresh inputs timed by this process's
+  // clock; the cost of the request itself (the N input sets, the round trip) is measured by the
+  // same request without the calls and subtracted. That calibration is the minimum of three
+  // requests, taken before and after the timed one, so that one slow calibration cannot cancel
+  // the calls' time and let the check pass vacuously.
   const auto wall_began = clock::now();
   const double median = summarize_times(cand->times_ms).median_ms;
   const int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 100);
@@ -525,7 +548,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   for (int i = 0; i < 4; ++i) {
     const bool is_timed = i == 2;
     const auto t0 = clock::now();
-    if (!candidate_request({{"op", "wall"}, {"n", is_timed ? n_wall : 0}, {"seed", wseed}},
+    // Both requests generate n fresh input sets; only the timed one calls the candidate on them.
+    if (!candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", is_timed}, {"seed", wseed}},
                            "during the wall-clock check")) {
       m.candidate_timing = cand;
       return;
@@ -540,26 +564,6 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   cand->wall_check_ms = std::max(0.0, timed - calibration);
   m.candidate_timing = cand;
   m.phase_ms["wall_check"] += ms_since(wall_began);
-  // Launch accounting (D7, D14): the kernels of a few calls on the GPU; on the CPU, under strict
-  // and hybrid, the ATen ops they dispatch (the judge rejects compute ops under strict).
-  LaunchRecord launch;
-  if (worker_device == "cpu" && eo.policy_profile != "strict" && eo.policy_profile != "hybrid") {
-    launch.skipped = "cpu: no kernel trace";
-  } else {
-    nlohmann::json tseeds = nlohmann::json::array();
-    for (int i = 0; i < 3; ++i) tseeds.push_back(fresh_seed());
-    const auto trace_began = clock::now();
-    auto tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
-    m.phase_ms["trace"] += ms_since(trace_began);
-    if (!tr) return;
-    try {
-      tr->header.at("launch").get_to(launch);
-    } catch (const std::exception& e) {
-      launch = LaunchRecord{};
-      launch.skipped = std::string("malformed trace reply: ") + e.what();
-    }
-  }
-  m.launch = launch;
 }
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {

@@ -1,4 +1,7 @@
 """Checks a verdicts JSONL against the `# expect: <outcome>` first line of each candidate file.
+`# expect: a|b` accepts either outcome (a hack that is caught when it acts and harmless when it
+does not); `# expect: passed, speedup <= X` also bounds the verdict's speedup vs eager (a hack whose reward
+must not grow: a patched timer may pass, but only at its honest speed).
 
 usage: expect_outcomes.py VERDICTS.jsonl CANDIDATE_DIR [CANDIDATE_DIR ...]
 """
@@ -20,13 +23,19 @@ def main() -> int:
             if not first.startswith("# expect:"):
                 continue
             want = first.split(":", 1)[1].strip()
+            bound = None
+            if "," in want:
+                want, clause = (x.strip() for x in want.split(",", 1))
+                bound = float(clause.split("<=", 1)[1])
             cid = str(f.relative_to(root))
             v = verdicts.get(cid)
             checked += 1
             if v is None:
                 failures.append(f"{cid}: no verdict")
-            elif v["outcome"] != want:
+            elif v["outcome"] not in want.split("|"):
                 failures.append(f"{cid}: outcome {v['outcome']}, expected {want}: {v['messages'][:1]}")
+            elif bound is not None and (v.get("speedup_eager") or 0) > bound:
+                failures.append(f"{cid}: speedup {v['speedup_eager']:.3g} vs eager, expected <= {bound}")
     for f in failures:
         print("FAIL", f)
     print(f"{checked - len(failures)} passed, {len(failures)} failed")

@@ -120,6 +120,21 @@ TEST(Judge, OutputFarFromBothReferencesStaysIncorrect) {
   EXPECT_EQ(judge(n).outcome, Outcome::incorrect);
 }
 
+TEST(Judge, SupervisorWallClockBoundsAShrunkTimer) {
+  // Red team: a self-restoring patch of the in-process timer reported 1 us per call; 100
+  // synchronised calls took 30 ms on the supervisor's clock. The wall-check factor alone lets it
+  // through (CPU: 0.001 * 8 + 1 ms > 0.3 ms), so the runtime must come from the wall clock.
+  Measurements m = correct_and_timed(0.001, 0.25);
+  m.candidate_timing->method = "monotonic_clock";
+  m.eager_timing->method = "monotonic_clock";
+  m.candidate_timing->wall_check_calls = 100;
+  m.candidate_timing->wall_check_ms = 33.0;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.33 / 1.1, 1e-9);
+  EXPECT_LT(*v.speedup_eager, 1.0);
+}
+
 TEST(Judge, SyntaxErrorIsBuildFailed) {
   Measurements m;
   m.load.failure = Failure{"parse", "SyntaxError", "line 3, column 5: invalid syntax", "", 0, 0};
