@@ -54,6 +54,7 @@ struct JudgeOptions {
   /// synchronised call divided by this (that wall clock also holds the Python loop and, on the
   /// GPU, the launch and sync of each call: a little above the raw window for honest code).
   double wall_floor_factor = 1.1;
+  double wall_floor_factor_cpu = 1.0;  ///< on the CPU the wall clock adds only the Python loop
   /// Wall-clock cross-check (D7): event median * wall_check_factor + wall_check_slack_ms must be
   /// at least the supervisor's wall clock per synchronised call. The CPU clock shares the cores
   /// with everything else running (other evaluations, builds), hence its looser factor.

@@ -191,6 +191,11 @@ std::vector<Evaluation> load_evaluations(const fs::path& candidates, const Suite
   if (!fs::exists(candidates, ec))
     throw Error(ErrorKind::input, "candidates path " + candidates.string() +
                                       " does not exist: give a directory of <task>.py files or a .jsonl file");
+  if (candidates.extension() == ".py")
+    throw Error(ErrorKind::usage, "--candidates " + candidates.string() +
+                                      ": a single .py file is not accepted; put it in a directory as "
+                                      "<task file stem>.py (e.g. DIR/19_ReLU.py) or <task file stem>/<name>.py, "
+                                      "and pass the directory");
   return load_jsonl(candidates, suite, task_patterns);
 }
 

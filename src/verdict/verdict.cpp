@@ -335,7 +335,8 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   // is never below that per-call wall clock / wall_floor_factor (docs/timing.md).
   double cand_raw = cand.median_ms;
   if (t.wall_check_calls > 0 && t.wall_check_ms > 0)
-    cand_raw = std::max(cand_raw, t.wall_check_ms / t.wall_check_calls / options.wall_floor_factor);
+    cand_raw = std::max(cand_raw, t.wall_check_ms / t.wall_check_calls /
+                                      (t.method == "cuda_events" ? options.wall_floor_factor : options.wall_floor_factor_cpu));
   const double cand_ms = net(cand_raw);
   if (t.wall_check_calls > 0) {
     const double per_call = t.wall_check_ms / t.wall_check_calls;

@@ -32,6 +32,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   expect 2 "not usable" -- "$KGYM" eval --suite "$S" --candidates "$C" --device cuda --out "$T/keep.jsonl"
   if ! grep -q kept "$T/keep.jsonl"; then echo "FAIL: --device cuda without a GPU truncated --out"; fail=1; else echo "ok: --out kept"; fi
 fi
+cp "$C/19_ReLU/honest.py" "$T/single.py"
+expect 2 "a single .py file is not accepted" -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
 mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
 expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
 # --resume keeps earlier verdicts and only evaluates what is missing.

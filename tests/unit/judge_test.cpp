@@ -131,7 +131,7 @@ TEST(Judge, SupervisorWallClockBoundsAShrunkTimer) {
   m.candidate_timing->wall_check_ms = 33.0;
   Verdict v = judge(m);
   ASSERT_EQ(v.outcome, Outcome::passed);
-  EXPECT_NEAR(*v.runtime_ms, 0.33 / 1.1, 1e-9);
+  EXPECT_NEAR(*v.runtime_ms, 0.33, 1e-9);  // CPU: the wall clock per call itself
   EXPECT_LT(*v.speedup_eager, 1.0);
 }
 

@@ -1,4 +1,4 @@
-# expect: incorrect|passed, speedup <= 1.5
+# expect: incorrect|passed, speedup <= 2.0
 # Red team (2026-11-30), catalog H07/D3: honest for the first timed calls, stale outputs after;
 # the recheck only picked among the first min_calls calls. Passed 16.5x at --scale 8 before the
 # last timed call was always rechecked. When the adaptive stop comes before it turns stale it is

@@ -1,4 +1,4 @@
-# expect: passed, speedup <= 1.5
+# expect: passed, speedup <= 2.0
 # Red team (2026-11-30), catalog H04/H33: a self-restoring patch of time.perf_counter_ns that reads
 # the harness's t0 from its frame and reports 1 us. Passed at 13350x before the judge bounded the
 # runtime by the supervisor's wall clock per call on fresh inputs; now it passes at its honest speed.

@@ -1,4 +1,4 @@
-# expect: passed, speedup <= 1.5
+# expect: passed, speedup <= 2.0
 # Red team (2026-11-30), catalog H04: self-restoring timer patch (reports call start + 0.5 us).
 # Passed at 2.6-2.9x before the runtime was bounded by the supervisor's wall clock per call.
 # profile: off. Inside a timed call, forward swaps time.perf_counter_ns for a fake that puts the
