@@ -305,6 +305,11 @@ class Analysis {
   std::string text(TSNode n) const { return std::string(syntax_.text(n)); }
   std::string resolve(TSNode expr) const;
   std::string resolve_name(std::string_view dotted) const;
+  /// The resolved name of a decorator node (`@triton.jit(...)` -> "triton.jit").
+  std::string decorator_name(TSNode decorator) const {
+    std::string dec = text(decorator);
+    return resolve_name(dec.substr(1, dec.find('(') == std::string::npos ? std::string::npos : dec.find('(') - 1));
+  }
   std::optional<std::string> eval_string(TSNode n, int depth = 0) const;
   std::string string_value(TSNode string_node) const;
   void add(std::string_view rule_id, TSNode at, std::string detail = {}, std::string snippet = {});
@@ -578,8 +583,7 @@ void Analysis::collect(TSNode n, const std::string& cls, const std::string& func
     if (valid(parent) && type(parent) == "decorated_definition")
       for (TSNode d : named_children(parent))
         if (type(d) == "decorator") {
-          std::string dec = text(d);
-          std::string resolved = resolve_name(dec.substr(1, dec.find('(') == std::string::npos ? std::string::npos : dec.find('(') - 1));
+          std::string resolved = decorator_name(d);
           if (resolved.rfind("triton.", 0) == 0 || resolved == "jit" || resolved.find("triton.jit") != std::string::npos)
             triton_kernels_.insert(name);
         }
@@ -1892,11 +1896,7 @@ void Analysis::match_module_containers_and_elementwise() {
     TSNode parent = ts_node_parent(fnode);
     if (type(fnode) != "function_definition" || !valid(parent) || type(parent) != "decorated_definition") return false;
     for (TSNode d : named_children(parent))
-      if (type(d) == "decorator") {
-        std::string dec = text(d);
-        std::string r = resolve_name(dec.substr(1, dec.find('(') == std::string::npos ? std::string::npos : dec.find('(') - 1));
-        if (r.rfind("triton.", 0) == 0) return true;
-      }
+      if (type(d) == "decorator" && decorator_name(d).rfind("triton.", 0) == 0) return true;
     return false;
   };
   for (TSNode fnode : reachable_nodes_) {
