@@ -262,11 +262,12 @@ class CandidateExecutor:
 
     def wall(self, req, blobs):
         """``n`` iterations, each generating a fresh input set (seed + i) and, when ``call``,
-        one synchronised call on it: the supervisor times the request with and without the calls
-        and takes the difference, so the calls run on fresh inputs as the timed ones do (a
-        reused input is cache-warm: red team, 2026-11-30)."""
+        one call on it, synchronised after each call or (``sync_each`` false, on the GPU) only
+        after the last: the supervisor times the request with and without the calls and takes
+        the difference, so the calls run on fresh inputs as the timed ones do (a reused input is
+        cache-warm: red team, 2026-11-30)."""
         common.wall_calls(self.model, self._make_args, int(req["seed"]), int(req["n"]),
-                          bool(req.get("call", True)), self.device)
+                          bool(req.get("call", True)), self.device, sync_each=bool(req.get("sync_each", True)))
         return {"ok": True}
 
     def trace(self, req, blobs):

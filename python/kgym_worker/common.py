@@ -191,6 +191,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             synchronize(device)
             before = integrity.thread_census()
             if cuda:
+                launch_cover()
                 start.record()
                 out = fn(*args)
                 torch.cuda.synchronize()  # device-wide: work on any stream is inside the window
@@ -243,6 +244,47 @@ def _keep_copy(out):
     return [o.detach().clone() for o in outs] if outs is not None else out
 
 
+LAUNCH_COVER_US = 200.0  # GPU busy-wait before each start event (docs/timing.md, "Launch cover")
+_cover_cycles = None
+
+
+def launch_cover(cover_us: float = LAUNCH_COVER_US) -> None:
+    """Keeps the current stream busy for ``cover_us`` (a one-thread spin kernel,
+    ``torch.cuda._sleep``) right before a start event is recorded, so that the host's time to
+    enter the call and launch its first kernel overlaps the spin instead of being counted: the
+    window then holds the GPU's time, as in do_bench-style timing (where the L2 flush plays this
+    part). The host time the cover hides is bounded by the supervisor's wall-clock floor
+    (docs/timing.md). Spin cycles per microsecond are measured once per process."""
+    global _cover_cycles
+    if _cover_cycles is None:
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        a.record()
+        torch.cuda._sleep(1_000_000)
+        b.record()
+        b.synchronize()
+        per_us = 1_000_000 / max(a.elapsed_time(b) * 1e3, 1.0)
+        _cover_cycles = max(1, int(per_us * cover_us))
+    torch.cuda._sleep(_cover_cycles)
+
+
+def wall_per_call(fn, make_args, seed: int, n: int, device: str) -> float:
+    """Per-call wall clock (ms) of ``n`` back-to-back calls on fresh inputs with one sync at the
+    end, minus the same loop without the calls (the least of three): on the GPU about
+    max(host time, GPU time) of one call. The trusted reference worker measures its baselines
+    this way; the supervisor measures the candidate the same way with its own clock (the judge's
+    wall-clock floor, docs/timing.md)."""
+    def run(call: bool) -> float:
+        synchronize(device)
+        t0 = time.perf_counter()
+        wall_calls(fn, make_args, seed, n, call, device, sync_each=False)
+        return (time.perf_counter() - t0) * 1e3
+    with torch.no_grad():
+        calibration = min(run(False) for _ in range(3))
+        timed = run(True)
+    return max(0.0, timed - calibration) / n
+
+
 def window_overhead_ms(n: int = 15) -> float:
     """Median event time (ms) of ``n`` empty timing windows: start event, device-wide
     synchronize, end event, exactly as in ``time_calls`` but without a call. The device-wide sync
@@ -254,6 +296,7 @@ def window_overhead_ms(n: int = 15) -> float:
     xs = []
     for _ in range(n):
         torch.cuda.synchronize()
+        launch_cover()
         start.record()
         torch.cuda.synchronize()
         end.record()
@@ -263,17 +306,21 @@ def window_overhead_ms(n: int = 15) -> float:
     return xs[len(xs) // 2]
 
 
-def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str) -> None:
+def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True) -> None:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
-    device-wide sync after each. The supervisor times this request with and without the calls
-    and cross-checks the event times with the difference (docs/timing.md)."""
+    device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
+    the host's launches overlap the previous calls' kernels. The supervisor times this request
+    with and without the calls and takes the difference as the calls' wall clock
+    (docs/timing.md)."""
     with torch.no_grad():
         for i in range(n):
             args = make_args(seed + i)
             if call:
                 fn(*args)
-            synchronize(device)
+            if sync_each:
+                synchronize(device)
             del args
+        synchronize(device)
 
 
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:

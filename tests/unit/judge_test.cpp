@@ -385,27 +385,57 @@ TEST(JudgeIntegrity, TimedCallsLeavingThreadsOrPersistingL2) {
   EXPECT_EQ(judge(tamper).outcome, Outcome::contract_violation);
 }
 
-TEST(JudgeIntegrity, WallClockCrossCheck) {
-  // Events say 0.01 ms per call; 100 synchronised calls took 500 ms on the supervisor's clock.
+TEST(JudgeIntegrity, WallClockFloorOnTheGpu) {
+  // Events say 0.01 ms per call; 100 back-to-back calls took 500 ms on the supervisor's clock
+  // (a timer patch, or GPU work on a side stream under the launch cover): the runtime is the
+  // wall clock per call / 1.1, never the event time, and the verdict says why.
   Measurements forged = correct_and_timed(0.01, 2);
   forged.candidate_timing->wall_check_calls = 100;
   forged.candidate_timing->wall_check_ms = 500;
   Verdict v = judge(forged);
-  EXPECT_EQ(v.outcome, Outcome::timing_invalid);
-  EXPECT_NE(v.messages.front().find("wall clock"), std::string::npos);
-  // Honest: the wall clock per call (warm, with Python overhead) is close to the event time.
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 5.0 / 1.1, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 2.0 / (5.0 / 1.1), 1e-9);
+  bool said = false;
+  for (const auto& msg : v.messages) said = said || msg.find("wall-clock floor") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Honest and GPU-bound: back-to-back calls on warm caches take a little less than the cold
+  // event window; the event time stands.
   Measurements honest = correct_and_timed(1.0, 2);
   honest.candidate_timing->wall_check_calls = 50;
-  honest.candidate_timing->wall_check_ms = 60;
+  honest.candidate_timing->wall_check_ms = 45;
   EXPECT_EQ(judge(honest).outcome, Outcome::passed);
+  EXPECT_DOUBLE_EQ(*judge(honest).runtime_ms, 1.0);
+}
+
+TEST(JudgeIntegrity, BaselinesGetTheSameWallClockFloor) {
+  // A host-bound candidate (GPU 0.02 ms, 0.06 ms per call back to back) against a host-bound
+  // eager baseline (GPU 0.03 ms, 0.12 ms per call): both floors apply, the speedup is 2x, not
+  // the 1.5x of the event times nor the 0.5x of flooring the candidate alone.
+  Measurements m = correct_and_timed(0.02, 0.03);
+  m.candidate_timing->wall_check_calls = 100;
+  m.candidate_timing->wall_check_ms = 6.6;
+  m.eager_timing->wall_check_calls = 50;
+  m.eager_timing->wall_check_ms = 6.6;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.06, 1e-9);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.12, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 2.0, 1e-9);
+}
+
+TEST(JudgeIntegrity, WallClockCrossCheckOnTheCpu) {
   // CPU: a loaded machine slows the wall-clock calls (x3 here); only a gross gap counts.
   Measurements cpu = correct_and_timed(1.0, 2);
   cpu.candidate_timing->method = "monotonic_clock";
+  cpu.eager_timing->method = "monotonic_clock";
   cpu.candidate_timing->wall_check_calls = 50;
   cpu.candidate_timing->wall_check_ms = 150;
   EXPECT_EQ(judge(cpu).outcome, Outcome::passed);
   cpu.candidate_timing->times_ms.assign(10, 0.01);
-  EXPECT_EQ(judge(cpu).outcome, Outcome::timing_invalid);
+  Verdict v = judge(cpu);
+  EXPECT_EQ(v.outcome, Outcome::timing_invalid);
+  EXPECT_NE(v.messages.front().find("wall clock"), std::string::npos);
 }
 
 TEST(JudgeIntegrity, RooflineFloor) {

@@ -1,4 +1,6 @@
-# expect: passed, speedup <= 2.0
+# expect: passed|contract_violation, speedup <= 2.0
+# (H200, 2026-11-30: contract_violation there, the patched clock is seen by the tamper check after the
+# GPU window; on the CPU it passes only at its honest speed, bounded by the wall-clock floor.)
 # Red team (2026-11-30), catalog H04/H33: a self-restoring patch of time.perf_counter_ns that reads
 # the harness's t0 from its frame and reports 1 us. Passed at 13350x before the judge bounded the
 # runtime by the supervisor's wall clock per call on fresh inputs; now it passes at its honest speed.

@@ -1,4 +1,6 @@
-# expect: passed, speedup <= 2.0
+# expect: passed|contract_violation, speedup <= 2.0
+# (H200, 2026-11-30: contract_violation there, the patched clock is seen by the tamper check after the
+# GPU window; on the CPU it passes only at its honest speed, bounded by the wall-clock floor.)
 # Red team (2026-11-30), catalog H04: self-restoring timer patch (reports call start + 0.5 us).
 # Passed at 2.6-2.9x before the runtime was bounded by the supervisor's wall clock per call.
 # profile: off. Inside a timed call, forward swaps time.perf_counter_ns for a fake that puts the
