@@ -89,11 +89,6 @@ class CandidateExecutor:
             isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body)
         if not rec["model_new_defined"]:
             return rec
-        if self.device.startswith("cuda"):
-            # Start the profiler's CUDA tracing (CUPTI) once now, before any candidate code runs
-            # and outside the device-held phases: the first session in a process costs seconds,
-            # which the kernel trace would otherwise pay while holding the device.
-            integrity.warm_profiler(self.device)
         t0 = _perf()
         try:
             task = common.load_module(req["task_source"], "kgym_task", self.workdir)
@@ -270,6 +265,14 @@ class CandidateExecutor:
                           bool(req.get("call", True)), self.device, sync_each=bool(req.get("sync_each", True)))
         return {"ok": True}
 
+    def warm_profiler(self, req, blobs):
+        """Starts the profiler's CUDA tracing (CUPTI) with one short session, so that the kernel
+        trace pays only its own calls; the supervisor asks for it after the timing and the wall
+        check (CUPTI stays attached and slows every later launch) and outside the device lock
+        (the first session in a process costs seconds of CPU)."""
+        integrity.warm_profiler(self.device)
+        return {"ok": True}
+
     def trace(self, req, blobs):
         """The kernels of a few calls on the GPU; on the CPU, the ATen ops they dispatch (there
         are no kernels to trace there)."""
@@ -290,6 +293,6 @@ class CandidateExecutor:
 def serve(sock, device: str, workdir: str, log_path: str) -> None:
     ex = CandidateExecutor(device, workdir, log_path)
     handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
-                "trace": ex.trace}
+                "warm_profiler": ex.warm_profiler, "trace": ex.trace}
     protocol.serve(sock, handlers,
                    lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})
