@@ -104,6 +104,9 @@ struct TimingRecord {
   std::vector<CaseRecord> rechecks;  ///< timed outputs rechecked by the reference (D3); index = call
   int wall_check_calls = 0;    ///< synchronised calls timed by the supervisor's wall clock
   double wall_check_ms = 0;    ///< their wall clock, the request's own round trip subtracted
+  /// Host time (ms) spent inside those calls (perf_counter around each call, measured by the
+  /// worker: a diagnostic, never a bound): close to wall_check_ms when the call is host-bound.
+  double wall_check_host_ms = 0;
   /// Median event time (ms) of empty timing windows in the same process (start event,
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).

@@ -261,9 +261,10 @@ class CandidateExecutor:
         after the last: the supervisor times the request with and without the calls and takes
         the difference, so the calls run on fresh inputs as the timed ones do (a reused input is
         cache-warm: red team, 2026-11-30)."""
-        common.wall_calls(self.model, self._make_args, int(req["seed"]), int(req["n"]),
-                          bool(req.get("call", True)), self.device, sync_each=bool(req.get("sync_each", True)))
-        return {"ok": True}
+        host_ms = common.wall_calls(self.model, self._make_args, int(req["seed"]), int(req["n"]),
+                                    bool(req.get("call", True)), self.device,
+                                    sync_each=bool(req.get("sync_each", True)))
+        return {"ok": True, "host_ms": host_ms}
 
     def warm_profiler(self, req, blobs):
         """Starts the profiler's CUDA tracing (CUPTI) with one short session, so that the kernel

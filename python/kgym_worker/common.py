@@ -268,21 +268,22 @@ def launch_cover(cover_us: float = LAUNCH_COVER_US) -> None:
     torch.cuda._sleep(_cover_cycles)
 
 
-def wall_per_call(fn, make_args, seed: int, n: int, device: str) -> float:
+def wall_per_call(fn, make_args, seed: int, n: int, device: str) -> tuple:
     """Per-call wall clock (ms) of ``n`` back-to-back calls on fresh inputs with one sync at the
     end, minus the same loop without the calls (the least of three): on the GPU about
     max(host time, GPU time) of one call. The trusted reference worker measures its baselines
     this way; the supervisor measures the candidate the same way with its own clock (the judge's
-    wall-clock floor, docs/timing.md)."""
-    def run(call: bool) -> float:
+    wall-clock floor, docs/timing.md). Returns (per-call ms, host ms inside the calls of the
+    fastest timed run)."""
+    def run(call: bool) -> tuple:
         synchronize(device)
         t0 = time.perf_counter()
-        wall_calls(fn, make_args, seed, n, call, device, sync_each=False)
-        return (time.perf_counter() - t0) * 1e3
+        host = wall_calls(fn, make_args, seed, n, call, device, sync_each=False)
+        return (time.perf_counter() - t0) * 1e3, host
     with torch.no_grad():
-        calibration = min(run(False) for _ in range(3))
-        timed = run(True)
-    return max(0.0, timed - calibration) / n
+        calibration = min(run(False)[0] for _ in range(3))
+        timed, host = min(run(True) for _ in range(2))
+    return max(0.0, timed - calibration) / n, host
 
 
 def window_overhead_ms(n: int = 15) -> float:
@@ -306,21 +307,33 @@ def window_overhead_ms(n: int = 15) -> float:
     return xs[len(xs) // 2]
 
 
-def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True) -> None:
+def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
     with and without the calls and takes the difference as the calls' wall clock
-    (docs/timing.md)."""
-    with torch.no_grad():
-        for i in range(n):
-            args = make_args(seed + i)
-            if call:
-                fn(*args)
-            if sync_each:
-                synchronize(device)
-            del args
-        synchronize(device)
+    (docs/timing.md). Returns the host time (ms) spent inside the calls (a diagnostic: close to
+    the request's per-call time when the call is host-bound)."""
+    import gc
+    host = 0.0
+    collecting = gc.isenabled()
+    gc.disable()  # a collection in one request would be counted as the calls' time
+    try:
+        with torch.no_grad():
+            for i in range(n):
+                args = make_args(seed + i)
+                if call:
+                    t0 = time.perf_counter()
+                    fn(*args)
+                    host += time.perf_counter() - t0
+                if sync_each:
+                    synchronize(device)
+                del args
+            synchronize(device)
+    finally:
+        if collecting:
+            gc.enable()
+    return host * 1e3
 
 
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:

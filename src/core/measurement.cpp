@@ -143,6 +143,7 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"thread_detail", v.thread_detail}, {"tampered", v.tampered},
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
        {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
+       {"wall_check_host_ms", v.wall_check_host_ms},
        {"window_overhead_ms", v.window_overhead_ms}};
   put_opt(j, "failure", v.failure);
 }
@@ -164,6 +165,7 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "rechecks", v.rechecks);
   get_if(j, "wall_check_calls", v.wall_check_calls);
   get_if(j, "wall_check_ms", v.wall_check_ms);
+  get_if(j, "wall_check_host_ms", v.wall_check_host_ms);
   get_if(j, "window_overhead_ms", v.window_overhead_ms);
 }
 
