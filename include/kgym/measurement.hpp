@@ -67,6 +67,10 @@ struct CaseRecord {
   bool compared = false;
   // Run-time integrity (issue 4, docs/correctness.md).
   std::string shape_variant;        ///< "" (the task's sizes) or "other" (size constants changed)
+  /// Set only by the supervisor: the candidate worker regenerated this case's inputs from the case
+  /// seed and their fingerprint matched the reference's (true), or they were sent as bytes (false:
+  /// a task whose get_inputs is not reproducible from torch's seed; docs/correctness.md).
+  bool inputs_regenerated = false;
   bool poisoned = false;            ///< free allocator blocks were poisoned before each run (D4; GPU)
   int reruns = 0;                   ///< runs of the case (2: the second, differently poisoned, is compared)
   /// max |run1 - run2| / (atol + rtol |run2|) between the two runs (> 1: output depends on garbage).

@@ -1,8 +1,9 @@
 """The candidate executor (untrusted side): one process per candidate, forked from the zygote.
 
-It builds and runs the candidate on the inputs it is handed and returns outputs and contract
-observations; it never sees reference outputs, case seeds or the verdict. Requests (``op``):
-load, run_case, time, wall, trace, exit.
+It builds and runs the candidate on the inputs of each case (regenerated from the case's seed,
+which it is given only when the case starts, and checked against the reference's fingerprint;
+else the reference's bytes) and returns outputs and contract observations; it never sees
+reference outputs or the verdict. Requests (``op``): load, run_case, time, wall, trace, exit.
 """
 import ast
 import os
@@ -49,6 +50,9 @@ class CandidateExecutor:
         self.model = None
         self.inputs = None
         self.task = None
+        self.task_source = None
+        self.scale = 1.0
+        self.other_tasks = {}  # size changes (JSON) -> task module with those sizes
         self.calls = 0
         self.fingerprints = _harness_fingerprints()
         self.threads_at_start = {t.ident for t in threading.enumerate()}
@@ -95,6 +99,7 @@ class CandidateExecutor:
             common.scale_sizes(task, float(req.get("scale", 1.0)))
             init_inputs = task.get_init_inputs()
             self.task = task
+            self.task_source, self.scale = req["task_source"], float(req.get("scale", 1.0))
             self.fingerprints.add_module(task, "task")
         except Exception as exc:  # noqa: BLE001 - the task itself failed here
             rec["failure"] = common.failure("task", exc)
@@ -141,12 +146,46 @@ class CandidateExecutor:
         self.calls += 1
         return out, leak
 
+    def _sized_task(self, sizes: dict):
+        """The task module, or (other-shape case) a copy with the given size constants."""
+        if not sizes:
+            return self.task
+        key = repr(sorted(sizes.items()))
+        if key not in self.other_tasks:
+            module = common.load_module(self.task_source, "kgym_task_other", self.workdir)
+            common.scale_sizes(module, self.scale)
+            for name, (_, new) in sizes.items():
+                setattr(module, name, int(new))
+            self.other_tasks[key] = module
+        return self.other_tasks[key]
+
+    def _regenerate(self, spec):
+        """The case's inputs regenerated from its seed as the reference made them (on the device),
+        or None when they do not match the reference's fingerprint (or cannot be made here)."""
+        try:
+            inputs = common.make_inputs(self._sized_task(spec.get("sizes") or {}), int(spec["seed"]),
+                                        spec["transform"], self.device, on_device=True)
+            if tensors.fingerprint(inputs) == spec["fingerprint"]:
+                return inputs
+        except Exception:  # noqa: BLE001 - e.g. get_inputs fails in this process: take the bytes
+            pass
+        return None
+
     def run_case(self, req, blobs):
         """Runs the candidate twice on copies of the case's inputs, the caching allocator's free
         blocks poisoned with a different pattern before each run (D4), threads counted around
         each (D8); the second output is re-read after a delay (D8) and returned. Contract:
-        plain tensors, inputs unchanged (bitwise), no output storage overlapping an input."""
-        inputs = tensors.decode(req["inputs"], blobs, self.device)
+        plain tensors, inputs unchanged (bitwise), no output storage overlapping an input.
+
+        The inputs are regenerated from ``regenerate`` (seed, transform, sizes, the reference's
+        fingerprint); when they do not match, the reply is ``need_inputs`` (no candidate code ran)
+        and the supervisor sends the request again with the reference's ``inputs`` as bytes."""
+        if "regenerate" in req:
+            inputs = self._regenerate(req["regenerate"])
+            if inputs is None:
+                return {"ok": True, "need_inputs": True}
+        else:
+            inputs = tensors.decode(req["inputs"], blobs, self.device)
         in_tensors = [t for t in tensors.tensors_of(inputs)]
         snapshots = [(t.shape, t.stride(), t.clone()) for t in in_tensors]
         first_copy = common.clone_value(inputs)

@@ -1,7 +1,7 @@
 """The reference worker (trusted): loads tasks, makes secret cases, keeps the reference outputs,
 compares candidate outputs with them and times the eager and torch.compile baselines.
 
-Requests (``op``): info, load_task, make_case, compare, recheck, time, drop_task. Replies carry ``ok``;
+Requests (``op``): info, load_task, make_case, case_inputs, compare, recheck, time, drop_task. Replies carry ``ok``;
 a failure of the reference itself is ``{"ok": false, "error": ...}`` (the task is broken).
 """
 import copy
@@ -211,7 +211,12 @@ class ReferenceWorker:
                 return {"ok": True, "skipped": other}
             module, changed = other
             reply["sizes"] = changed
-        inputs = common.make_inputs(module, seed, req.get("transform", "nominal"), self.device)
+        transform = req.get("transform", "nominal")
+        # Generated on the device (as the candidate worker and the rechecks regenerate them); the
+        # fingerprint is taken now, before anything computes on the inputs.
+        inputs = common.make_inputs(module, seed, transform, self.device, on_device=True)
+        reply["regenerate"] = {"seed": seed, "transform": transform, "sizes": reply.get("sizes", {}),
+                               "fingerprint": tensors.fingerprint(inputs)}
         if req.get("shape") == "other":
             try:  # the reference must run on these sizes (else the task does not allow them)
                 with torch.no_grad():
@@ -220,9 +225,14 @@ class ReferenceWorker:
             except Exception as exc:  # noqa: BLE001
                 return {"ok": True, "skipped": f"the reference fails on other sizes: {type(exc).__name__}: {exc}"}
         task["cases"][int(req["index"])] = {"inputs": inputs, "reference": reference}
+        return reply
+
+    def case_inputs(self, req, blobs):
+        """A case's inputs as bytes, for a candidate worker whose regenerated inputs did not match
+        the fingerprint (a task whose get_inputs is not reproducible from torch's seed)."""
+        inputs = self.tasks[req["key"]]["cases"][int(req["index"])]["inputs"]
         out_blobs = []
-        reply["inputs"] = tensors.encode(list(inputs), out_blobs)
-        return reply, out_blobs
+        return {"ok": True, "inputs": tensors.encode(list(inputs), out_blobs)}, out_blobs
 
     def _reference_output(self, task, index):
         case = task["cases"][index]
@@ -414,7 +424,7 @@ class ReferenceWorker:
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    ops = ("info", "load_task", "make_case", "compare", "recheck", "time", "drop_task")
+    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "time", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
                                 "traceback": traceback.format_exc()[-8000:]})

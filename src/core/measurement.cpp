@@ -75,6 +75,7 @@ void to_json(nlohmann::json& j, const CaseRecord& v) {
        {"reference_finite", v.reference_finite},
        {"compared", v.compared},
        {"shape_variant", v.shape_variant},
+       {"inputs_regenerated", v.inputs_regenerated},
        {"poisoned", v.poisoned},
        {"reruns", v.reruns},
        {"rerun_tolerance_ratio", v.rerun_tolerance_ratio},
@@ -119,6 +120,7 @@ void from_json(const nlohmann::json& j, CaseRecord& v) {
   get_if(j, "reference_finite", v.reference_finite);
   get_if(j, "compared", v.compared);
   get_if(j, "shape_variant", v.shape_variant);
+  get_if(j, "inputs_regenerated", v.inputs_regenerated);
   get_if(j, "poisoned", v.poisoned);
   get_if(j, "reruns", v.reruns);
   get_if(j, "rerun_tolerance_ratio", v.rerun_tolerance_ratio);

@@ -312,20 +312,37 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           cr.shape_variant = "other";
         }
         cr.seed = made->header.value("seed", std::uint64_t{0});
+        // The candidate worker regenerates the inputs from the case seed and checks them against
+        // the reference's fingerprint; when they differ (get_inputs not reproducible from torch's
+        // seed) it answers need_inputs and gets the reference's inputs as bytes instead.
         Message out;
-        try {
-          out = c.request({{"op", "run_case"}, {"index", i}, {"inputs", made->header["inputs"]},
-                           {"tolerances", tolerances}},
-                          made->blobs, eo.timeouts.case_s);
-        } catch (const ChannelClosed&) {
-          m.crash = process_failure(c.kill(), "during case " + std::to_string(i));
+        bool regenerated = true;
+        auto run_case = [&](const nlohmann::json& req, const std::vector<std::string>& blobs) -> bool {
+          try {
+            out = c.request(req, blobs, eo.timeouts.case_s);
+            return true;
+          } catch (const ChannelClosed&) {
+            m.crash = process_failure(c.kill(), "during case " + std::to_string(i));
+          } catch (const ChannelTimeout&) {
+            m.timed_out_stage = "case";
+          } catch (const Error& e) {
+            died(c, std::string("broke the protocol: ") + e.what());
+          }
           return false;
-        } catch (const ChannelTimeout&) {
-          m.timed_out_stage = "case";
+        };
+        if (!run_case({{"op", "run_case"}, {"index", i}, {"regenerate", made->header["regenerate"]},
+                       {"tolerances", tolerances}},
+                      {}))
           return false;
-        } catch (const Error& e) {
-          died(c, std::string("broke the protocol: ") + e.what());
-          return false;
+        if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
+          auto sent = ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
+                                    eo.timeouts.reference_s, m);
+          if (!sent) return false;
+          regenerated = false;
+          if (!run_case({{"op", "run_case"}, {"index", i}, {"inputs", sent->header["inputs"]},
+                         {"tolerances", tolerances}},
+                        sent->blobs))
+            return false;
         }
         if (out.header.contains("harness_error")) {
           died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
@@ -344,6 +361,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
         cr.reference_finite = true;  // only the reference worker may say otherwise
         cr.compared = false;         // ... and only apply_comparison sets this
+        cr.inputs_regenerated = regenerated;  // what the supervisor sent, not what the candidate says
         if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
           // Nothing to compare (a forged or truncated reply): never a pass by default.
           cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};

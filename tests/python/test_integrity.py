@@ -122,6 +122,14 @@ def _ref(tmp_path, source=TASK):
     return ref, reply
 
 
+def _make_case(ref, req):
+    """make_case, then the case's inputs as the fallback path transfers them."""
+    made = ref.make_case(req, [])
+    assert "inputs" not in made and made["regenerate"]["seed"] == made["seed"]
+    meta, blobs = ref.case_inputs({"key": req["key"], "index": req["index"]}, [])
+    return tensors.decode(meta["inputs"], blobs, "cpu")
+
+
 def _compare(ref, index, out, audit=True):
     blobs = []
     meta = tensors.encode(out, blobs)
@@ -139,8 +147,7 @@ def test_roofline_counts_bytes_and_flops(tmp_path):
 
 def test_magnitude_scaled_atol_rejects_zeros_on_tiny_outputs(tmp_path):
     ref, _ = _ref(tmp_path, SOFTMAX_WIDE)
-    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
-    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
     rec = _compare(ref, 0, torch.zeros_like(x))
     assert rec["mismatches"] > 0  # max |ref| ~ 1e-4: an unscaled atol of 1e-4 would accept zeros
     assert rec["atol"] < 1e-5
@@ -151,8 +158,7 @@ def test_magnitude_scaled_atol_rejects_zeros_on_tiny_outputs(tmp_path):
 
 def test_fp64_cross_check_records_errors(tmp_path):
     ref, _ = _ref(tmp_path)
-    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
-    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
     exact = _compare(ref, 0, torch.relu(x))
     assert exact["fp64_checked"] and exact["fp64_error"] == 0 and exact["fp64_reference_error"] == 0
     truncated = (torch.relu(x).view(torch.int32) & ~((1 << 9) - 1)).view(torch.float32)
@@ -164,17 +170,18 @@ def test_fp64_cross_check_records_errors(tmp_path):
 def test_trivial_audit_names_passing_answers(tmp_path):
     ident = TASK.replace("return torch.relu(x)", "return x * 1.0")
     ref, _ = _ref(tmp_path, ident)
-    made, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
-    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
     rec = _compare(ref, 0, x.clone())
     assert rec["trivial_passing"] == ["input"]
 
 
 def test_other_shape_case(tmp_path):
     ref, _ = _ref(tmp_path)
-    made, blobs = ref.make_case({"key": "k", "index": 5, "transform": "nominal", "shape": "other"}, [])
+    made = ref.make_case({"key": "k", "index": 5, "transform": "nominal", "shape": "other"}, [])
     assert made["sizes"] == {"batch": [32, 25], "dim": [48, 37]}
-    x = tensors.decode(made["inputs"], blobs, "cpu")[0]
+    assert made["regenerate"]["sizes"] == made["sizes"]
+    meta, blobs = ref.case_inputs({"key": "k", "index": 5}, [])
+    x = tensors.decode(meta["inputs"], blobs, "cpu")[0]
     assert tuple(x.shape) == (25, 37)
     assert _compare(ref, 5, torch.relu(x), audit=False)["mismatches"] == 0
     linear = TASK.replace("def get_init_inputs():\n    return []", "def get_init_inputs():\n    return [dim]") \

@@ -80,7 +80,8 @@ def test_transforms():
 def _reference(tmp_path):
     ref = ReferenceWorker("cpu", str(tmp_path))
     assert ref.load_task({"key": "k", "source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
-    reply, blobs = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    reply, blobs = ref.case_inputs({"key": "k", "index": 0}, [])
     return ref, reply, blobs
 
 
