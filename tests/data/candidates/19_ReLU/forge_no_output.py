@@ -1,4 +1,4 @@
-# expect: timeout
+# expect: runtime_error|timeout
 import json
 import os
 import struct
@@ -15,7 +15,8 @@ def _frame(header: dict) -> bytes:
 class ModelNew(nn.Module):
     """Writes a forged "case done" reply straight onto the result channel (fd 3, as C++ code
     could) with no output in it: a case without an output to compare must never pass (that case
-    is a ProtocolError; the desynchronised channel then stalls and the candidate is killed)."""
+    is a ProtocolError: runtime_error; when the requests carry input bytes, the desynchronised
+    channel can also stall, both sides writing, and the candidate is killed: timeout)."""
 
     def __init__(self):
         super().__init__()
