@@ -6,6 +6,7 @@ import json
 import socket
 import threading
 
+import pytest
 import torch
 
 from kgym_worker import common, protocol, tensors
@@ -15,6 +16,7 @@ from kgym_worker.reference import ReferenceWorker
 TOL = {"float32": [1e-4, 1e-4], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2], "float64": [1e-7, 1e-7]}
 
 TASK = """
+import pytest
 import torch
 import torch.nn as nn
 class Model(nn.Module):
@@ -193,3 +195,21 @@ def test_numpy_blobs_travel_without_copies_and_decode_exactly():
     # New storage on the CPU, not the received buffer.
     raw = memoryview(got[0]).cast("B")
     assert back[0].data_ptr() != torch.frombuffer(raw, dtype=torch.uint8).data_ptr()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_regeneration_and_word_sums(tmp_path):
+    """On a GPU: inputs generated on the device from one seed twice have one fingerprint, the
+    device's word sums equal the CPU's for the same bytes, and a case is regenerated end to end."""
+    mod = common.load_module_from_memory(TASK, "kgym_task_gpu")
+    a = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
+    b = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
+    assert a[0].is_cuda and tensors.fingerprint(a) == tensors.fingerprint(b)
+    big = torch.randn(3 * tensors.FINGERPRINT_CHUNK + 5, device="cuda:0")
+    assert tensors._word_sums(big) == tensors._word_sums(big.cpu())
+    ref = ReferenceWorker("cuda:0", str(tmp_path))
+    assert ref.load_task({"key": "k", "source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
+    ex = CandidateExecutor("cuda:0", str(tmp_path), str(tmp_path / "log"))
+    assert ex.load({"candidate_source": HONEST, "task_source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
+    rec, regenerated, cmp = _case(ref, ex, 0)
+    assert regenerated and cmp["mismatches"] == 0
