@@ -27,7 +27,9 @@ speedup vs eager (kgym, plain, ratio), and the overhead of kgym's device-holding
   overhead incl compile = kgym phases except load_task / plain (cases + candidate + eager + compile) - 1
 
 (load_task is kgym's reference load and device-peak measurement, which has no counterpart here;
-it is kept in the JSON.)
+it is kept in the JSON. The candidate's first call builds it (Triton's JIT); plain keeps that call
+apart as first_call_s, and kgym's share of it, cases/run_first beyond a later case's run, is left
+out the same way and reported as first_call_build_ms.)
 
     python3 bench/plain_timing.py --verdicts out/honest_strict.jsonl \
         --suite .carry/data/kernelbench/level1 --candidates tests/data/honest_gpu \
@@ -115,12 +117,34 @@ def parse_verdicts(path) -> list:
     return [v for v in rows.values() if v.get("outcome") == "passed"]
 
 
-def kgym_phase_wall_ms(phase_ms: dict, include_compile: bool):
-    """Sum of kgym's device-holding phases (load_task left out), None when phase_ms is empty."""
+def kgym_first_call_build_ms(phase_ms: dict, n_cases: int) -> float:
+    """The part of kgym's first case run beyond a later case's run (ms): the candidate's JIT
+    build (Triton compiles on the first call), which the plain run keeps apart too
+    (first_call_s). 0 without the cases/run_first and cases/run parts or with one case."""
+    first, rest = _number(phase_ms.get("cases/run_first")), _number(phase_ms.get("cases/run"))
+    if first is None or rest is None or n_cases < 2:
+        return 0.0
+    return max(0.0, first - rest / (n_cases - 1))
+
+
+def kgym_phase_wall_ms(phase_ms: dict, include_compile: bool, n_cases: int = 0):
+    """Sum of kgym's device-holding phases (load_task and the first call's JIT build left out,
+    see kgym_first_call_build_ms), None when phase_ms is empty."""
     if not phase_ms:
         return None
     skip = {"load_task"} | (set() if include_compile else {"compile_timing"})
-    return sum(v for k, v in phase_ms.items() if k not in skip)
+    # "cases/make" etc. are parts of the "cases" phase (already in its total): not added again.
+    total = sum(v for k, v in phase_ms.items() if k not in skip and "/" not in k)
+    return total - kgym_first_call_build_ms(phase_ms, n_cases)
+
+
+def regular_cases(verdict: dict) -> int:
+    """Number of regular correctness cases in the verdict (the other-shape case left out)."""
+    m = verdict.get("measurements")
+    cases = m.get("cases") if isinstance(m, dict) else None
+    if not isinstance(cases, list):
+        return 0
+    return sum(1 for c in cases if isinstance(c, dict) and not c.get("shape_variant"))
 
 
 def plain_phase_wall_ms(plain: dict, include_compile: bool):
@@ -146,7 +170,9 @@ def build_row(verdict: dict, plain: dict) -> dict:
         "phase_ms": phase_ms,
         "timed_calls": {p: timed_calls(verdict, p) for p in ("candidate", "eager", "compile")},
     }
-    k_ex, k_in = kgym_phase_wall_ms(phase_ms, False), kgym_phase_wall_ms(phase_ms, True)
+    n_cases = regular_cases(verdict)
+    kgym["first_call_build_ms"] = kgym_first_call_build_ms(phase_ms, n_cases)
+    k_ex, k_in = kgym_phase_wall_ms(phase_ms, False, n_cases), kgym_phase_wall_ms(phase_ms, True, n_cases)
     p_ex, p_in = plain_phase_wall_ms(plain, False), plain_phase_wall_ms(plain, True)
     r_ex, r_in = ratio(k_ex, p_ex), ratio(k_in, p_in)
     return {
@@ -217,7 +243,9 @@ def render_markdown(rows: list) -> str:
         "kgym ms / x eager / x compile: the verdict's runtime_ms, speedup_eager, speedup_compile (fresh inputs "
         "per call, interleaved rounds). plain: the same candidate timed with CUDA events, same inputs every "
         "call, L2 flushed before each, N = kgym's number of timed calls. overhead: kgym's device phases "
-        "(measurements.phase_ms without load_task and compile_timing) / plain cases+candidate+eager wall - 1; "
+        "(measurements.phase_ms without load_task, compile_timing and the first call's JIT build, "
+        f"{sum(r['kgym'].get('first_call_build_ms') or 0 for r in rows) / 1000:.1f} s in all) "
+        "/ plain cases+candidate+eager wall (its first call apart too) - 1; "
         "incl. compile: with compile_timing / with the plain compile phase. '-': not available (no phase_ms "
         "in the verdict, or the plain run failed). plain ok: allclose (1e-4) cases against the reference with "
         "TF32 off; (default flags k/5): against the reference under torch's defaults (cuDNN TF32) when different.",

@@ -15,6 +15,9 @@ _DTYPES = {
 }
 
 
+PINNED_MIN_BYTES = 1 << 20  # device tensors at least this large leave the GPU through pinned memory
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -25,7 +28,17 @@ def encode(value, blobs: list):
         t = value.detach()
         meta = {"kind": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
                 "device": str(t.device), "blob": len(blobs)}
-        c = t.contiguous().cpu()
+        c = None
+        if t.device.type == "cuda" and t.numel() * t.element_size() >= PINNED_MIN_BYTES:
+            # Through page-locked memory (torch's caching host allocator reuses the block): a
+            # 64 MB output took 40 ms to pageable memory on the H200.
+            try:
+                c = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+                c.copy_(t)
+            except RuntimeError:  # no pinned memory to be had: the pageable copy below
+                c = None
+        if c is None:
+            c = t.contiguous().cpu()
         # The numpy view itself (it keeps the tensor alive): protocol.send writes its buffer to the
         # socket without another copy.
         blobs.append(c.reshape(-1).view(torch.uint8).numpy() if c.numel() else b"")

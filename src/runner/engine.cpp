@@ -301,7 +301,18 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         cr.transform = transform;
         nlohmann::json mk = {{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", transform}};
         if (other_shape) mk["shape"] = "other";
+        // Where a case's time goes (diagnostic; "cases/..." and "other_shape/..." are parts of those
+        // phases, which hold the totals): the reference making the inputs, the candidate's run (its
+        // first call, with any JIT build, apart), the reference's comparison.
+        const auto part0 = std::chrono::steady_clock::now();
+        const std::string part_of = other_shape ? "other_shape/" : "cases/";
+        auto part = [&m, &part_of, t = part0](const std::string& name) mutable {
+          const auto now = std::chrono::steady_clock::now();
+          m.phase_ms[part_of + name] += std::chrono::duration<double, std::milli>(now - t).count();
+          t = now;
+        };
         auto made = ask_reference(mk, {}, eo.timeouts.reference_s, m);
+        part("make");
         if (!made) return false;
         if (made->header.contains("skipped")) {
           m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
@@ -334,6 +345,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                        {"tolerances", tolerances}},
                       {}))
           return false;
+        part(i == 0 ? "run_first" : "run");
         if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
           auto sent = ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
                                     eo.timeouts.reference_s, m);
@@ -343,6 +355,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                          {"tolerances", tolerances}},
                         sent->blobs))
             return false;
+          part("inputs_fallback");
         }
         if (out.header.contains("harness_error")) {
           died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
@@ -371,6 +384,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                                     {"output", out.header["output"]},
                                     {"tolerances", tolerances}, {"audit", audit}},
                                    out.blobs, eo.timeouts.reference_s, m);
+          part("compare");
           if (!cmp) return false;
           apply_comparison(cmp->header, cr);
         }

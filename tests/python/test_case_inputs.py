@@ -213,3 +213,20 @@ def test_gpu_regeneration_and_word_sums(tmp_path):
     assert ex.load({"candidate_source": HONEST, "task_source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
     rec, regenerated, cmp = _case(ref, ex, 0)
     assert regenerated and cmp["mismatches"] == 0
+
+
+def test_seed_all_matches_torch_manual_seed():
+    """common.seed_all sets the generator states torch.manual_seed sets (CPU, and every CUDA
+    device where there is one), so inputs made by either are the same values."""
+    for seed in (0, 7, 2**62 + 3):
+        torch.manual_seed(seed)
+        want_cpu = torch.get_rng_state()
+        want_cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
+        torch.manual_seed(seed + 1)  # move away, so that equality below is seed_all's doing
+        common.seed_all(seed)
+        assert torch.equal(torch.get_rng_state(), want_cpu)
+        for got, want in zip(torch.cuda.get_rng_state_all() if want_cuda else [], want_cuda):
+            assert torch.equal(got, want)
+        a = torch.randn(64)
+        torch.manual_seed(seed)
+        assert torch.equal(a, torch.randn(64))

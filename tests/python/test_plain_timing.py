@@ -25,7 +25,9 @@ def verdict(task, cand, outcome="passed", **extra):
 
 
 PHASES = {"load_task": 500.0, "cases": 1200.0, "other_shape": 100.0, "candidate_timing": 300.0,
-          "rechecks": 50.0, "eager_timing": 250.0, "compile_timing": 4000.0, "wall_check": 100.0, "trace": 400.0}
+          "rechecks": 50.0, "eager_timing": 250.0, "compile_timing": 4000.0, "wall_check": 100.0, "trace": 400.0,
+          # parts of "cases" and "other_shape" (already in their totals; never added again)
+          "cases/make": 300.0, "cases/run": 600.0, "cases/compare": 300.0, "other_shape/run": 60.0}
 
 
 @pytest.fixture
@@ -106,6 +108,21 @@ def test_build_row_overheads(verdict_file):
     assert c["runtime_ratio"] == pytest.approx(2.0 / 1.6)
     assert c["speedup_eager_ratio"] == pytest.approx(1.5 / 2.0)
     assert row["kgym"]["phase_ms"] == PHASES and row["kgym"]["timed_calls"]["candidate"] == 40
+
+
+def test_first_call_build_left_out(verdict_file):
+    """The first case's run beyond a later case's run (the JIT build) is not counted as
+    overhead, as plain keeps its first call apart."""
+    relu = pt.parse_verdicts(verdict_file)[0]
+    phases = dict(PHASES, **{"cases/run_first": 2100.0, "cases/run": 400.0})
+    relu["measurements"]["phase_ms"] = phases
+    relu["measurements"]["cases"] = [{"index": i} for i in range(5)] + [{"index": 5, "shape_variant": "other"}]
+    row = pt.build_row(relu, PLAIN)
+    assert row["kgym"]["first_call_build_ms"] == pytest.approx(2100.0 - 400.0 / 4)
+    kgym_ex = 1200 + 100 + 300 + 50 + 250 + 100 + 400 - (2100.0 - 100.0)
+    assert row["compare"]["kgym_wall_ms_excl_compile"] == pytest.approx(kgym_ex)
+    assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0, "cases/run": 400.0}, 5) == 0.0
+    assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0}, 5) == 0.0
 
 
 def test_build_row_without_phase_ms_or_plain_numbers(verdict_file):
