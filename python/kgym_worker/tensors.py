@@ -8,6 +8,8 @@ import zlib
 
 import torch
 
+from . import protocol
+
 _DTYPES = {
     str(d).removeprefix("torch."): d
     for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
@@ -16,6 +18,7 @@ _DTYPES = {
 
 
 PINNED_MIN_BYTES = 1 << 20  # device tensors at least this large leave the GPU through pinned memory
+SHARED_MIN_BYTES = 1 << 20  # tensors at least this large travel as sealed memfds (protocol.SharedBlob)
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -41,7 +44,15 @@ def encode(value, blobs: list):
             c = t.contiguous().cpu()
         # The numpy view itself (it keeps the tensor alive): protocol.send writes its buffer to the
         # socket without another copy.
-        blobs.append(c.reshape(-1).view(torch.uint8).numpy() if c.numel() else b"")
+        raw = c.reshape(-1).view(torch.uint8).numpy() if c.numel() else b""
+        if len(raw) >= SHARED_MIN_BYTES:
+            # A sealed memfd instead of bytes on the stream: the supervisor passes it on to the
+            # other worker without copying it through two sockets (64 MB: about 42 ms per hop).
+            try:
+                raw = protocol.SharedBlob.from_buffer(raw)
+            except OSError:
+                pass  # no memfds here: inline bytes
+        blobs.append(raw)
         return meta
     if isinstance(value, (list, tuple)):
         return {"kind": "tuple" if isinstance(value, tuple) else "list",
@@ -57,7 +68,9 @@ def decode(meta, blobs, device: str):
     if kind == "tensor":
         dtype = _DTYPES[meta["dtype"]]
         raw = blobs[meta["blob"]]
-        if isinstance(raw, bytes):  # read-only: torch.frombuffer needs a writable buffer
+        if isinstance(raw, protocol.SharedBlob):  # encoded in this process, never sent
+            raw = raw.read()
+        elif isinstance(raw, bytes):  # read-only: torch.frombuffer needs a writable buffer
             raw = bytearray(raw)
         shape = [int(s) for s in meta["shape"]]
         if len(raw) == 0:

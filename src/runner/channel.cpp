@@ -1,7 +1,9 @@
 #include "channel.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -47,7 +49,7 @@ void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
   }
 }
 
-void Channel::read_exact(void* data, std::size_t n, Deadline deadline) {
+void Channel::read_exact(void* data, std::size_t n, Deadline deadline, std::vector<int>* fds) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -56,7 +58,36 @@ void Channel::read_exact(void* data, std::size_t n, Deadline deadline) {
     int r = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (r < 0 && errno != EINTR) throw ChannelClosed();
     if (r <= 0) continue;
-    ssize_t k = ::recv(fd_, p, n, 0);
+    ssize_t k;
+    if (fds) {
+      iovec iov{p, n};
+      alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxSharedBlobs)];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      k = ::recvmsg(fd_, &msg, MSG_CMSG_CLOEXEC);
+      if (k > 0) {
+        for (cmsghdr* cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+          if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS) continue;
+          const std::size_t count = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+          for (std::size_t i = 0; i < count; ++i) {
+            int got;
+            std::memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+            fds->push_back(got);
+          }
+        }
+        if (msg.msg_flags & MSG_CTRUNC) {
+          for (int f : *fds) ::close(f);
+          fds->clear();
+          throw Error(ErrorKind::worker, "worker sent more than " + std::to_string(kMaxSharedBlobs) +
+                                             " shared blobs in one frame");
+        }
+      }
+    } else {
+      k = ::recv(fd_, p, n, 0);
+    }
     if (k == 0) throw ChannelClosed();
     if (k < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
@@ -67,16 +98,70 @@ void Channel::read_exact(void* data, std::size_t n, Deadline deadline) {
   }
 }
 
-void Channel::send(const nlohmann::json& header, const std::vector<std::string>& blobs, Deadline deadline) {
+namespace {
+
+constexpr std::uint64_t kSharedBit = 1ull << 63;
+
+/// Closes the descriptors it holds unless released (the received memfds of a rejected frame).
+struct FdList {
+  std::vector<int> fds;
+  ~FdList() {
+    for (int f : fds)
+      if (f >= 0) ::close(f);
+  }
+};
+
+/// Throws unless `fd` is a regular file of `size` bytes sealed against write, shrink and grow.
+void check_sealed(int fd, std::uint64_t size) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw Error(ErrorKind::worker, "worker sent a shared blob that is not a memory file");
+  if (static_cast<std::uint64_t>(st.st_size) != size)
+    throw Error(ErrorKind::worker, "worker sent a shared blob of " + std::to_string(st.st_size) +
+                                       " bytes, declared " + std::to_string(size));
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  const int need = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+  if (seals < 0 || (seals & need) != need)
+    throw Error(ErrorKind::worker, "worker sent a shared blob that is not sealed against writing");
+}
+
+}  // namespace
+
+void Channel::send(const nlohmann::json& header, const std::vector<Blob>& blobs, Deadline deadline) {
   if (fd_ < 0) throw ChannelClosed();
   const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   uint32_t head[2] = {static_cast<uint32_t>(text.size()), static_cast<uint32_t>(blobs.size())};
-  write_all(head, sizeof head, deadline);
+  std::vector<int> fds;
+  for (const auto& b : blobs)
+    if (b.shared()) fds.push_back(*b.fd);
+  if (fds.size() > kMaxSharedBlobs) throw Error(ErrorKind::internal, "too many shared blobs in one frame");
+  if (fds.empty()) {
+    write_all(head, sizeof head, deadline);
+  } else {  // the memfds ride with the frame's first 8 bytes
+    iovec iov{head, sizeof head};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.data();
+    msg.msg_controllen = control.size();
+    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
+    ssize_t k;
+    while ((k = ::sendmsg(fd_, &msg, MSG_NOSIGNAL)) < 0) {
+      if (errno != EINTR) throw ChannelClosed();
+    }
+    if (static_cast<std::size_t>(k) < sizeof head)
+      write_all(reinterpret_cast<const char*>(head) + k, sizeof head - static_cast<std::size_t>(k), deadline);
+  }
   write_all(text.data(), text.size(), deadline);
   for (const auto& b : blobs) {
-    uint64_t len = b.size();
+    uint64_t len = b.shared() ? (b.size | kSharedBit) : b.bytes.size();
     write_all(&len, sizeof len, deadline);
-    write_all(b.data(), b.size(), deadline);
+    if (!b.shared()) write_all(b.bytes.data(), b.bytes.size(), deadline);
   }
 }
 
@@ -102,7 +187,8 @@ void Channel::send_fd(int fd) {
 Message Channel::recv(Deadline deadline) {
   if (fd_ < 0) throw ChannelClosed();
   uint32_t head[2];
-  read_exact(head, sizeof head, deadline);
+  FdList received;
+  read_exact(head, sizeof head, deadline, &received.fds);
   if (head[0] > (64u << 20)) throw Error(ErrorKind::worker, "worker sent an oversized frame header");
   std::string text(head[0], '\0');
   read_exact(text.data(), text.size(), deadline);
@@ -113,13 +199,28 @@ Message Channel::recv(Deadline deadline) {
     throw Error(ErrorKind::worker, std::string("worker sent malformed JSON: ") + e.what());
   }
   m.blobs.resize(head[1]);
+  std::size_t next_fd = 0;
   for (auto& b : m.blobs) {
     uint64_t len = 0;
     read_exact(&len, sizeof len, deadline);
+    if (len & kSharedBit) {
+      if (next_fd >= received.fds.size())
+        throw Error(ErrorKind::worker, "worker declared a shared blob without sending its file");
+      b.size = len & ~kSharedBit;
+      check_sealed(received.fds[next_fd], b.size);
+      b.fd = std::shared_ptr<int>(new int(received.fds[next_fd]), [](int* f) {
+        ::close(*f);
+        delete f;
+      });
+      received.fds[next_fd++] = -1;  // owned by the blob now
+      continue;
+    }
     if (len > (64ull << 30)) throw Error(ErrorKind::worker, "worker sent an oversized blob");
-    b.resize(len);
-    read_exact(b.data(), len, deadline);
+    b.bytes.resize(len);
+    read_exact(b.bytes.data(), len, deadline);
   }
+  if (next_fd != received.fds.size())
+    throw Error(ErrorKind::worker, "worker sent files that no blob declared");
   return m;
 }
 

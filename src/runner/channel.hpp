@@ -1,9 +1,13 @@
 #pragma once
 // A framed message channel over a Unix stream socket (the wire format of
 // python/kgym_worker/protocol.py): u32 header length, u32 blob count, JSON header, then per blob
-// a u64 length and its bytes. Internal to the runner component.
+// a u64 length and its bytes. A length with bit 63 set is a blob passed as a sealed memfd (its
+// size in the low bits, no bytes on the stream); the frame's memfds travel as SCM_RIGHTS with
+// its first 8 bytes, in blob order. Internal to the runner component.
 
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,10 +15,27 @@
 
 namespace kgym::runner {
 
+/// Largest number of memfd blobs in one frame.
+inline constexpr std::size_t kMaxSharedBlobs = 64;
+
+/// One blob of tensor bytes: inline, or a sealed memfd (a large tensor crossing from one worker to
+/// the other through the supervisor without being copied through two sockets). On receipt a
+/// memfd blob is checked: a regular file of exactly `size` bytes sealed against writing,
+/// shrinking and growing (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW), so the sender cannot
+/// change the bytes after sending them; anything else is a protocol error.
+struct Blob {
+  std::string bytes;         ///< inline bytes (empty for a memfd blob)
+  std::shared_ptr<int> fd;   ///< the memfd (closed when the last copy of the blob goes), or null
+  std::uint64_t size = 0;    ///< bytes in the memfd
+  Blob() = default;
+  Blob(std::string b) : bytes(std::move(b)) {}  // NOLINT: inline bytes convert implicitly
+  bool shared() const { return fd != nullptr; }
+};
+
 /// One message: a JSON header and raw byte blobs (tensor bytes).
 struct Message {
   nlohmann::json header;
-  std::vector<std::string> blobs;
+  std::vector<Blob> blobs;
 };
 
 /// The peer closed the channel (process exited or crashed).
@@ -41,7 +62,7 @@ class Channel {
   int fd() const { return fd_; }
   /// Sends one message before `deadline`; throws ChannelClosed if the peer is gone and
   /// ChannelTimeout if it stops reading (a candidate must not block the supervisor).
-  void send(const nlohmann::json& header, const std::vector<std::string>& blobs = {},
+  void send(const nlohmann::json& header, const std::vector<Blob>& blobs = {},
             Deadline deadline = Deadline::max());
   /// Sends a file descriptor (SCM_RIGHTS) with one dummy byte.
   void send_fd(int fd);
@@ -51,7 +72,8 @@ class Channel {
 
  private:
   void write_all(const void* data, std::size_t n, Deadline deadline);
-  void read_exact(void* data, std::size_t n, Deadline deadline);
+  /// With `fds`, reads with recvmsg and appends the descriptors that came along (SCM_RIGHTS).
+  void read_exact(void* data, std::size_t n, Deadline deadline, std::vector<int>* fds = nullptr);
   int fd_;
 };
 

@@ -23,6 +23,7 @@
 
 namespace kgym {
 namespace fs = std::filesystem;
+using runner::Blob;
 using runner::ChannelClosed;
 using runner::ChannelTimeout;
 using runner::Message;
@@ -202,7 +203,7 @@ struct Engine::Impl {
   }
 
   /// Sends a request to the reference worker; a failure of the trusted side is a task failure.
-  std::optional<Message> ask_reference(const nlohmann::json& req, const std::vector<std::string>& blobs,
+  std::optional<Message> ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
                                        double timeout_s, Measurements& m) {
     try {
       Message reply = reference_worker().request(req, blobs, timeout_s);
@@ -328,7 +329,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         // seed) it answers need_inputs and gets the reference's inputs as bytes instead.
         Message out;
         bool regenerated = true;
-        auto run_case = [&](const nlohmann::json& req, const std::vector<std::string>& blobs) -> bool {
+        auto run_case = [&](const nlohmann::json& req, const std::vector<Blob>& blobs) -> bool {
           try {
             out = c.request(req, blobs, eo.timeouts.case_s);
             return true;

@@ -153,7 +153,7 @@ Worker::~Worker() {
   }
 }
 
-Message Worker::request(const nlohmann::json& header, const std::vector<std::string>& blobs,
+Message Worker::request(const nlohmann::json& header, const std::vector<Blob>& blobs,
                         double timeout_s) {
   try {
     const Deadline deadline = after(timeout_s);

@@ -58,7 +58,7 @@ class Worker {
   ~Worker();  ///< kills and reaps the process if still running
   /// Sends a request and waits up to `timeout_s` for the reply. Throws ChannelClosed (the
   /// process died: see exit_status()) or ChannelTimeout (the process was killed).
-  Message request(const nlohmann::json& header, const std::vector<std::string>& blobs,
+  Message request(const nlohmann::json& header, const std::vector<Blob>& blobs,
                   double timeout_s);
   /// Asks the worker to exit and reaps it; returns how it ended.
   ExitStatus finish();

@@ -1,0 +1,80 @@
+"""The worker frame protocol's shared blobs (protocol.SharedBlob): large tensors travel as sealed
+memfds; a receiver accepts only a memory file of the declared size sealed against writing."""
+import fcntl
+import os
+import socket
+import struct
+
+import pytest
+import torch
+
+from kgym_worker import protocol, tensors
+
+
+def _pair():
+    return socket.socketpair()
+
+
+def test_shared_blob_round_trip_and_decode():
+    a, b = _pair()
+    big = torch.arange(1 << 19, dtype=torch.float32)  # 2 MiB: above tensors.SHARED_MIN_BYTES
+    small = torch.arange(10, dtype=torch.int64)
+    blobs = []
+    meta = tensors.encode([big, small], blobs)
+    assert isinstance(blobs[0], protocol.SharedBlob) and not isinstance(blobs[1], protocol.SharedBlob)
+    protocol.send(a, {"op": "x", "v": meta}, blobs)
+    assert blobs[0].fd == -1  # send closed it
+    header, got = protocol.recv(b)
+    value = tensors.decode(header["v"], got, "cpu")
+    assert torch.equal(value[0], big) and torch.equal(value[1], small)
+    value[0][0] = 5.0  # new storage: the mapping is private and the tensor a copy
+    assert float(value[0][0]) == 5.0
+
+
+def test_decode_in_the_encoding_process():
+    blobs = []
+    t = torch.randn(1 << 19)
+    meta = tensors.encode(t, blobs)
+    assert torch.equal(tensors.decode(meta, blobs, "cpu"), t)
+
+
+def _raw_frame(sock, fd, declared):
+    head = struct.pack("<II", 2, 1)
+    socket.send_fds(sock, [head], [fd])
+    sock.sendall(b"{}")
+    sock.sendall(struct.pack("<Q", declared | protocol.SHARED_BIT))
+
+
+@pytest.mark.parametrize("seals,declared", [
+    (0, 5),                                                     # not sealed
+    (fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW, 5),               # still writable
+    (fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW, 4),  # wrong size
+])
+def test_receiver_rejects_unsealed_or_mismatched(seals, declared):
+    a, b = _pair()
+    fd = os.memfd_create("t", os.MFD_ALLOW_SEALING)
+    os.write(fd, b"hello")
+    if seals:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    _raw_frame(a, fd, declared)
+    os.close(fd)
+    with pytest.raises(ValueError):
+        protocol.recv(b)
+
+
+def test_receiver_rejects_files_no_blob_declared():
+    a, b = _pair()
+    r, w = os.pipe()
+    socket.send_fds(a, [struct.pack("<II", 2, 0)], [r])
+    a.sendall(b"{}")
+    with pytest.raises(ValueError):
+        protocol.recv(b)
+    os.close(r)
+    os.close(w)
+
+
+def test_sealed_blob_cannot_be_changed_by_the_sender():
+    sb = protocol.SharedBlob.from_buffer(b"abcdef")
+    with pytest.raises(PermissionError):
+        os.pwrite(sb.fd, b"X", 0)
+    sb.close()
