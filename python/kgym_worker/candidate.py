@@ -300,10 +300,36 @@ class CandidateExecutor:
         after the last: the supervisor times the request with and without the calls and takes
         the difference, so the calls run on fresh inputs as the timed ones do (a reused input is
         cache-warm: red team, 2026-11-30)."""
+        commit = bool(req.get("commit", False)) and bool(req.get("call", True))
+        outs = [] if commit else None
+        self._wall_outputs = None
         host_ms = common.wall_calls(self.model, self._make_args, int(req["seed"]), int(req["n"]),
                                     bool(req.get("call", True)), self.device,
-                                    sync_each=bool(req.get("sync_each", True)))
-        return {"ok": True, "host_ms": host_ms}
+                                    sync_each=bool(req.get("sync_each", True)), keep=outs)
+        rec = {"ok": True, "host_ms": host_ms}
+        if commit:
+            # The commitment to every call's output, inside the timed request: the supervisor then
+            # asks for the outputs of secret calls (wall_output) and the reference checks them
+            # against these fingerprints and against the task (docs/timing.md, "Wall-clock floor").
+            rec["fingerprints"] = [common.commitment(o) for o in outs]
+            self._wall_outputs = outs
+        return rec
+
+    def wall_output(self, req, blobs):
+        """The outputs of the given calls of the last committed wall request (then forgotten)."""
+        outs, self._wall_outputs = getattr(self, "_wall_outputs", None) or [], None
+        metas, out_blobs = [], []
+        for k in req["indices"]:
+            k = int(k)
+            value = outs[k] if 0 <= k < len(outs) else None
+            ts = common.output_tensors(value) if value is not None else None
+            if ts is None:
+                metas.append({"kind": "invalid", "type": type(value).__name__})
+            else:
+                ts = [t.detach().contiguous() for t in ts]
+                metas.append(tensors.encode(ts[0] if len(ts) == 1 and _type(value) is _Tensor else ts, out_blobs))
+        del outs
+        return {"ok": True, "outputs": metas}, out_blobs
 
     def warm_profiler(self, req, blobs):
         """Starts the profiler's CUDA tracing (CUPTI) with one short session, so that the kernel
@@ -333,6 +359,7 @@ class CandidateExecutor:
 def serve(sock, device: str, workdir: str, log_path: str) -> None:
     ex = CandidateExecutor(device, workdir, log_path)
     handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
+                "wall_output": ex.wall_output,
                 "warm_profiler": ex.warm_profiler, "trace": ex.trace}
     protocol.serve(sock, handlers,
                    lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})

@@ -322,13 +322,15 @@ def window_overhead_ms(n: int = 15) -> float:
     return xs[len(xs) // 2]
 
 
-def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True) -> float:
+def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True,
+               keep: list = None) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
     with and without the calls and takes the difference as the calls' wall clock
     (docs/timing.md). Returns the host time (ms) spent inside the calls (a diagnostic: close to
-    the request's per-call time when the call is host-bound)."""
+    the request's per-call time when the call is host-bound). With ``keep`` (a list), every
+    call's output is appended to it (the wall check's commitment, see candidate.wall)."""
     import gc
     host = 0.0
     collecting = gc.isenabled()
@@ -339,8 +341,11 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                 args = make_args(seed + i)
                 if call:
                     t0 = time.perf_counter()
-                    fn(*args)
+                    out = fn(*args)
                     host += time.perf_counter() - t0
+                    if keep is not None:
+                        keep.append(out)
+                    del out
                 if sync_each:
                     synchronize(device)
                 del args
@@ -349,6 +354,17 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
         if collecting:
             gc.enable()
     return host * 1e3
+
+
+def commitment(out):
+    """The wall check's commitment to one call's output: the fingerprint (tensors.fingerprint)
+    of its tensors made contiguous, or ``{"invalid": type name}`` when the output is not plain
+    tensors. The reference computes the same of the output it is sent."""
+    from . import tensors
+    outs = output_tensors(out)
+    if outs is None:
+        return {"invalid": type(out).__name__}
+    return tensors.fingerprint([o.detach().contiguous() for o in outs])
 
 
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:

@@ -377,6 +377,15 @@ class ReferenceWorker:
                 out.append({"ok": True, "output_plain_tensor": False,
                             "output_type": item["output"].get("type", "?")})
                 continue
+            if "fingerprint" in item:
+                # A wall-check output: it must be the one the candidate's process committed to
+                # inside the timed request (else it was computed afterwards, untimed).
+                got = common.commitment(tensors.decode(item["output"], blobs, self.device))
+                if got != item["fingerprint"]:
+                    out.append({"ok": True, "structure_matches": False,
+                                "detail": "the output differs from the one the candidate's process committed "
+                                          "to inside the timed wall-clock request"})
+                    continue
             inputs = common.make_inputs(task["module"], int(item["seed"]), "nominal", self.device, on_device=True)
             with torch.no_grad():
                 ref = task["model"](*common.clone_value(inputs))
@@ -384,6 +393,28 @@ class ReferenceWorker:
             ref64 = self._reference64(task, inputs)  # as in the cases: the fp64 fallback and check apply
             out.append(self._compare(ref, ref64, inputs, item["output"], blobs, req["tolerances"], audit=False))
         return {"ok": True, "results": out}
+
+    def wall_calibration(self, req, blobs):
+        """What the candidate's committed wall request costs without the calls, measured here
+        where the candidate cannot touch it: ``n`` input sets generated (seed + i) as the
+        candidate worker generates them, synchronised the same way, and ``n`` commitments of an
+        output of the reference's shape. The supervisor times this request and subtracts it from
+        the candidate's (docs/timing.md, "Wall-clock floor")."""
+        task = self.tasks[req["key"]]
+        module = task["module"]
+        like = None
+        if req.get("commit", True) and task["cases"]:
+            like = self._reference_output(task, min(task["cases"]))
+
+        def make_args(seed):
+            return common.make_inputs(module, seed, "nominal", self.device, on_device=True)
+        n = int(req["n"])
+        common.wall_calls(None, make_args, int(req["seed"]), n, False, self.device,
+                          sync_each=bool(req.get("sync_each", True)))
+        if like is not None:
+            for _ in range(n):
+                common.commitment(like)
+        return {"ok": True}
 
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
@@ -401,7 +432,7 @@ class ReferenceWorker:
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
-            if self.device.startswith("cuda") and rec["times_ms"]:
+            if rec["times_ms"]:
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
                 times = sorted(rec["times_ms"])
@@ -424,7 +455,8 @@ class ReferenceWorker:
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "time", "drop_task")
+    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "time",
+           "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
                                 "traceback": traceback.format_exc()[-8000:]})

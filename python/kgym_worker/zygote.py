@@ -50,6 +50,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             writable = [workdir] + [req.get("env", {}).get(k) for k in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
             sandbox = _restrict_writes([p for p in writable if p])
             print(f"kgym sandbox: {sandbox}", flush=True)
+        if req["role"] == "candidate":
+            print(f"kgym signal scope: {_scope_signals()}", flush=True)
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
@@ -121,6 +123,36 @@ def _restrict_writes(writable) -> str:
     for f in ["/dev/null"] + glob.glob("/dev/nvidia*"):
         allow(f, handled if os.path.isdir(f) else file_rights)
     libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS, required by landlock_restrict_self
+    if libc.syscall(446, ruleset, 0) != 0:  # landlock_restrict_self
+        err = os.strerror(ctypes.get_errno())
+        os.close(ruleset)
+        return f"none (landlock_restrict_self: {err})"
+    os.close(ruleset)
+    return f"landlock abi {abi}"
+
+
+def _scope_signals() -> str:
+    """Landlock signal scoping (ABI >= 6, Linux >= 6.12): from here on this process and its
+    children may signal only processes inside their own sandbox, not the zygote, the reference
+    worker (a SIGSTOP there slows the baselines the speedup divides by: red team a02), other
+    candidates or the supervisor. It restricts no file access, so it applies on every device.
+    Returns "landlock abi N" or "none (...)" where the kernel cannot scope signals."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(444, None, 0, 1)  # landlock_create_ruleset(NULL, 0, VERSION)
+    if abi < 6:
+        return f"none (signal scoping needs Landlock ABI 6, the kernel has {max(abi, 0)})"
+
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                    ("scoped", ctypes.c_uint64)]
+
+    attr = RulesetAttr(0, 0, 1 << 1)  # LANDLOCK_SCOPE_SIGNAL
+    ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    if ruleset < 0:
+        return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     if libc.syscall(446, ruleset, 0) != 0:  # landlock_restrict_self
         err = os.strerror(ctypes.get_errno())
         os.close(ruleset)

@@ -263,8 +263,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile", a->profile,
                   "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md)");
   cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();
-  cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)");
-  cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)");
+  cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");
   cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile");
   cmd->add_flag("--no-timing", a->no_timing, "Check correctness only");

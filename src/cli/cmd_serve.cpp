@@ -170,7 +170,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--return", args->return_kind, "Default return: sum or max")->capture_default_str();
   cmd->add_option("--backend", args->backend, "Prompt backend: cuda, triton, cpu (default: from the device)");
   cmd->add_option("--profile,--policy-profile", args->policy_profile, "Default policy profile: strict, hybrid, kernelbench or off (docs/policy_rules.md)")->capture_default_str();
-  cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str();
+  cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--max-episodes", args->max_episodes, "Open episodes at most")->capture_default_str();
   cmd->add_option("--max-code-bytes", args->max_code_bytes, "Longest accepted submission")->capture_default_str();
   cmd->add_option("--roofline-bandwidth-gbs", args->roofline_bandwidth_gbs,

@@ -58,6 +58,21 @@ std::string infer_task_dtype(std::string_view ref) {
 
 namespace {
 
+/// True for the names of CPU math-library entry points: Fortran BLAS/LAPACK level 1-3 routines
+/// (`sgemm_`, `dgemv`, `saxpy_`, ...), CBLAS (`cblas_*`), LAPACKE, MKL, oneDNN and OpenBLAS.
+bool is_cpu_library_compute(const std::string& w) {
+  for (const char* prefix : {"cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "dnnl_", "openblas_", "bli_"})
+    if (w.rfind(prefix, 0) == 0) return true;
+  static const std::set<std::string> kRoutines = {
+      "gemm", "gemmt", "gemv", "symm", "symv", "syrk", "syr2k", "trmm", "trsm", "trmv", "trsv", "hemm",
+      "herk", "dot", "dotc", "dotu", "axpy", "scal", "ger", "nrm2", "asum", "gesv", "getrf", "potrf"};
+  if (w.size() < 4 || std::string("sdcz").find(w[0]) == std::string::npos) return false;
+  std::string rest = w.substr(1);
+  if (!rest.empty() && rest.back() == '_') rest.pop_back();
+  return kRoutines.count(rest) > 0;
+}
+
+
 using Names = std::set<std::string, std::less<>>;
 
 // ---------------------------------------------------------------------------------------------
@@ -1519,6 +1534,12 @@ void Analysis::match_forward_compute() {
         what = w;
         gemm = w.find("emm") != std::string::npos || w.find("atmul") != std::string::npos;
         compute = !gemm && (w.find("gemv") != std::string::npos || w.find("dot") != std::string::npos);
+      } else if (is_cpu_library_compute(w)) {
+        // CPU BLAS/LAPACK/oneDNN/MKL entry points (sgemm_ is exported by libtorch_cpu.so and can
+        // be declared extern "C" and called directly: red team a11s, 2026-12-01).
+        what = w;
+        gemm = w.find("mm") != std::string::npos || w.find("conv") != std::string::npos;
+        compute = !gemm;
       } else if (w.rfind("cudnn", 0) == 0 && w.find("Convolution") != std::string::npos && w.find("Forward") != std::string::npos) {
         what = w;
         gemm = true;

@@ -216,7 +216,12 @@ Message Channel::recv(Deadline deadline) {
       continue;
     }
     if (len > (64ull << 30)) throw Error(ErrorKind::worker, "worker sent an oversized blob");
-    b.bytes.resize(len);
+    try {
+      b.bytes.resize(len);
+    } catch (const std::bad_alloc&) {  // a frame announcing more bytes than memory (red team a14)
+      throw Error(ErrorKind::worker, "worker announced a blob of " + std::to_string(len) +
+                                         " bytes, more than this machine can hold");
+    }
     read_exact(b.bytes.data(), len, deadline);
   }
   if (next_fd != received.fds.size())

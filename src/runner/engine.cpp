@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <semaphore>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -506,12 +507,35 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     }
     rec.wall_ms = ms_since(began);
     const std::size_t offset = cand ? cand->times_ms.size() : 0;
+    const int round_calls = static_cast<int>(rec.times_ms.size());
     const bool failed = rec.failure.has_value();
     merge_round(cand, std::move(rec));
     if (failed) break;
+    // Every output asked for (the secret subset among the calls that ran, and the last call)
+    // must come back: a reply that leaves one out (a forged reply, red team 2026-12-01) fails
+    // the recheck of that call as a contract violation.
+    std::set<int> wanted;
+    for (int k : keep)
+      if (k < round_calls) wanted.insert(k);
+    if (round_calls > 0) wanted.insert(round_calls - 1);
+    if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array()) {
+      for (const auto& k : *kept)
+        if (k.is_object()) wanted.erase(k.value("index", -1));
+    }
+    for (int missing : wanted) {
+      CaseRecord r;
+      r.index = static_cast<int>(offset) + missing;
+      r.seed = seeds[static_cast<std::size_t>(per.warmup + missing)];
+      r.transform = "timed";
+      r.compared = true;
+      r.structure_matches = false;
+      r.detail = "the candidate's process did not return this timed output for the recheck";
+      cand->rechecks.push_back(std::move(r));
+    }
     if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
       nlohmann::json items = nlohmann::json::array();
       for (const auto& k : *kept) {
+        if (!k.is_object()) continue;
         const int index = k.value("index", -1);
         if (index < 0 || index >= per.max_calls) continue;
         items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(per.warmup + index)]},
@@ -554,51 +578,127 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   m.candidate_timing = cand;
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
   // Wall-clock cross-check (D7): N calls on fresh inputs timed by this process's clock
-  // (synchronised each on the CPU, back to back on the GPU); the cost of the request itself (the
-  // N input sets, the round trip) is measured by the same request without the calls and
-  // subtracted. That calibration is the minimum of three requests, taken around the two timed
-  // ones, so that one slow calibration cannot cancel the calls' time and let the check pass
-  // vacuously.
+  // (synchronised each on the CPU, back to back on the GPU). Nothing the candidate's process
+  // reports is trusted here (it can write its own replies: red team, 2026-12-01):
+  //  - the cost of the request without the calls (N input sets, the round trip, the
+  //    commitments) is measured on the reference worker, with the same code, and subtracted;
+  //  - the timed request must commit to every call's output (a fingerprint of each, computed
+  //    before it replies), and the outputs of two secret calls are then fetched and checked
+  //    against the commitment and the task by the reference: a process that skipped calls, or
+  //    computed them after replying, fails the recheck;
+  //  - every request gets fresh seeds (a cache keyed by the seeds cannot hit).
+  // Calibration is the least of three requests, the timed request the least of two, taken
+  // alternately, so that one slow request cannot lower the floor.
   const auto wall_began = clock::now();
-  // On the GPU the calls run back to back with one sync at the end (host launches overlap the
-  // previous kernels): the per-call wall clock is about max(host time, GPU time) of one call.
   const bool gpu = worker_device != "cpu";
   const double median = summarize_times(cand->times_ms).median_ms;
   int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 100);
-  const std::uint64_t wseed = fresh_seed();
+  // The committed outputs stay alive until the reply: at most about 2 GiB of them (4 bytes per
+  // output element assumed), never fewer than 5 calls.
+  double out_bytes = 0;
+  for (const auto& cr : m.cases) out_bytes = std::max(out_bytes, 4.0 * static_cast<double>(cr.numel));
+  auto cap_calls = [&](int n) {
+    if (out_bytes <= 0) return n;
+    return std::max(5, std::min(n, static_cast<int>((2.0 * (1ull << 30)) / out_bytes)));
+  };
+  n_wall = cap_calls(n_wall);
   double calibration = 0, timed = 0, host_ms = 0;
-  // The reported median sizes N, and it may be forged: when the calls' share of the timed
-  // request is lost in the noise of input generation and round trips (difference below 5% of
-  // the request), measure again with 10x the calls; if it is still inconclusive, the whole
-  // timed request / N is taken (an upper bound: never lets a shrunk timer through).
   for (int attempt = 0; attempt < 2; ++attempt) {
     calibration = std::numeric_limits<double>::infinity();
     timed = std::numeric_limits<double>::infinity();
-    // calibration, timed, calibration, timed, calibration: the least of each (a pause of the
-    // worker, e.g. a garbage collection, in one timed request must not raise the floor).
     for (int i = 0; i < 5; ++i) {
-      const bool is_timed = i % 2 == 1;
+      const std::uint64_t wseed = fresh_seed();
       const auto t0 = clock::now();
-      // Both requests generate n fresh input sets; only the timed one calls the candidate on them.
-      auto reply = candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", is_timed}, {"seed", wseed},
-                                      {"sync_each", !gpu}},
+      if (i % 2 == 0) {
+        auto cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall}, {"seed", wseed},
+                                  {"sync_each", !gpu}, {"commit", true}},
+                                 {}, eo.timeouts.reference_s, m);
+        if (!cal) {
+          m.candidate_timing = cand;
+          return;
+        }
+        calibration = std::min(calibration, ms_since(t0));
+        continue;
+      }
+      auto reply = candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", true}, {"seed", wseed},
+                                      {"sync_each", !gpu}, {"commit", true}},
                                      "during the wall-clock check");
+      const double ms = ms_since(t0);
       if (!reply) {
         m.candidate_timing = cand;
         return;
       }
-      const double ms = ms_since(t0);
-      if (is_timed && ms < timed) {
+      if (ms < timed) {
         timed = ms;
         host_ms = reply->header.value("host_ms", 0.0);
       }
-      else
-        calibration = std::min(calibration, ms);
+      // The commitment, then two secret calls' outputs checked against it and the task.
+      const auto fps = reply->header.value("fingerprints", nlohmann::json());
+      std::vector<int> picks(static_cast<std::size_t>(n_wall));
+      std::iota(picks.begin(), picks.end(), 0);
+      std::shuffle(picks.begin(), picks.end(), rng);
+      picks.resize(std::min<std::size_t>(picks.size(), 2));
+      auto fail_commit = [&](int k, const std::string& why) {
+        CaseRecord r;
+        r.index = k;
+        r.seed = wseed + static_cast<std::uint64_t>(k);
+        r.transform = "wall";
+        r.compared = true;
+        r.structure_matches = false;
+        r.detail = why;
+        cand->rechecks.push_back(std::move(r));
+      };
+      if (!fps.is_array() || static_cast<int>(fps.size()) != n_wall) {
+        fail_commit(picks.front(), "the wall-clock request's reply did not commit to its " + std::to_string(n_wall) +
+                                       " outputs");
+        continue;
+      }
+      nlohmann::json indices = nlohmann::json::array();
+      for (int k : picks) indices.push_back(k);
+      auto fetched = candidate_request({{"op", "wall_output"}, {"indices", indices}}, "while returning wall-check outputs");
+      if (!fetched) {
+        m.candidate_timing = cand;
+        return;
+      }
+      const auto outs = fetched->header.value("outputs", nlohmann::json::array());
+      nlohmann::json items = nlohmann::json::array();
+      for (std::size_t j = 0; j < picks.size(); ++j) {
+        const int k = picks[j];
+        if (!outs.is_array() || j >= outs.size() || !outs[j].is_object()) {
+          fail_commit(k, "the candidate's process did not return this wall-check output");
+          continue;
+        }
+        items.push_back({{"index", k}, {"seed", wseed + static_cast<std::uint64_t>(k)},
+                         {"fingerprint", fps[static_cast<std::size_t>(k)]}, {"output", outs[j]}});
+      }
+      if (items.empty()) continue;
+      const auto r0 = clock::now();
+      auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
+                               fetched->blobs, eo.timeouts.reference_s, m);
+      m.phase_ms["wall_check/rechecks"] += ms_since(r0);
+      if (!res) {
+        m.candidate_timing = cand;
+        return;
+      }
+      const auto& results = res->header.value("results", nlohmann::json::array());
+      for (std::size_t j = 0; j < results.size() && j < items.size(); ++j) {
+        CaseRecord r;
+        r.index = items[j].value("index", 0);
+        r.seed = items[j].value("seed", std::uint64_t{0});
+        r.transform = "wall";
+        apply_comparison(results[j], r);
+        cand->rechecks.push_back(std::move(r));
+      }
     }
+    // Inconclusive (the calls' share below 5% of the request): once more with 10x the calls.
     if (timed - calibration > 0.05 * timed || attempt == 1) break;
-    n_wall *= 10;
+    const int more = cap_calls(n_wall * 10);
+    if (more == n_wall) break;
+    n_wall = more;
   }
   cand->wall_check_calls = n_wall;
+  // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
+  // through).
   cand->wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : timed;
   cand->wall_check_host_ms = host_ms;
   m.candidate_timing = cand;

@@ -20,6 +20,10 @@ nlohmann::json AuditResult::to_json() const {
 AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options) {
   options.time_candidate = false;
   options.compile_baseline = false;
+  // The trivial answers are written for the task's own output shape, so the extra case at other
+  // sizes would fail each of them on shape alone and no task could ever be found degenerate
+  // (fresh-clone trial, 2026-12-01): the task's own cases decide.
+  options.other_shape = false;
   // The audit judges the task, not the candidates' style: trivial answers and the plain-PyTorch
   // honest solution must reach the correctness gate, so the policy gate is off here.
   options.policy_profile = "off";

@@ -249,7 +249,9 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     return end(Outcome::contract_violation, Gate::timing,
                fmt::format("{} timed call(s) left a thread running: {}", t.threads_leaked, t.thread_detail));
   for (const CaseRecord& r : t.rechecks) {
-    const std::string label = fmt::format("timed call {} (rechecked)", r.index);
+    const std::string label = r.transform == "wall"
+                                  ? fmt::format("wall-clock check call {} (rechecked)", r.index)
+                                  : fmt::format("timed call {} (rechecked)", r.index);
     if (!r.output_plain_tensor)
       return end(Outcome::contract_violation, Gate::timing, label + ": output is a " + r.output_type + ", not a plain torch.Tensor");
     if (!r.structure_matches || !r.dtype_matches || !r.shape_matches || !r.device_matches)

@@ -140,6 +140,17 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.cuda_extra = "torch::Tensor soft(torch::Tensor a) { return torch::softmax(a, 1); }\n";
   h = {}; h.cuda_extra = "torch::Tensor make(torch::Tensor a) { return torch::zeros_like(a); }\n";
   c.push_back({"cpp_library_compute", Profile::strict, p, h});
+  // ... a CPU BLAS routine declared extern "C" (libtorch_cpu.so exports sgemm_; red team a11s)
+  p = {}; p.cuda_extra = "extern \"C\" void sgemm_(const char*, const char*, const int*, const int*, const int*,"
+                         " const float*, const float*, const int*, const float*, const int*, const float*, float*,"
+                         " const int*);\nvoid mm(float* a, float* b, float* c, int n) { float one = 1, zero = 0;"
+                         " sgemm_(\"N\", \"N\", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n); }\n";
+  h = {}; h.cuda_extra = "void saxpy_like(float* y, const float* x, float s, int n) { for (int i = 0; i < n; ++i)"
+                         " y[i] += s * x[i]; }\n";
+  c.push_back({"cpp_library_compute", Profile::strict, p, h});
+  p = {}; p.cuda_extra = "#include <cblas.h>\nvoid dotp(const float* a, const float* b, int n, float* out) {"
+                         " *out = cblas_sdot(n, a, 1, b, 1); }\n";
+  c.push_back({"cpp_library_compute", Profile::strict, p, h});
   // library_compiler
   p = {}; p.forward = "        return torch.compile(self.ext.relu_cuda)(x)\n";
   c.push_back({"library_compiler", Profile::strict, p, P{}});

@@ -59,5 +59,28 @@ TEST(TaskgenAudit, RejectsATaskATrivialAnswerPasses) {
   EXPECT_TRUE(constant_passed);
 }
 
+TEST(TaskgenAudit, FlagsAnAlwaysZeroTaskWhoseOutputShapeFollowsTheInput) {
+  if (!have_torch()) GTEST_SKIP() << "python3 with torch not available";
+  Engine engine(EngineOptions{});
+  // relu(-|x|) is 0 everywhere: `zeros` is correct on every case at the task's sizes; at other
+  // sizes it fails on shape only (it is written for OUT_SHAPE), which must not hide the defect.
+  GeneratedTask t = generate("activation", 1, {Variant::small, ""});
+  t.task.id = "gen/activation/always_zero";
+  t.task.source =
+      "import torch\nimport torch.nn as nn\n\nbatch_size = 7\ndim = 33\n\n\n"
+      "class Model(nn.Module):\n    def __init__(self, *args):\n        super().__init__()\n\n"
+      "    def forward(self, x):\n        return torch.relu(-torch.abs(x))\n\n\n"
+      "def get_inputs():\n    return [torch.randn(batch_size, dim)]\n\n\n"
+      "def get_init_inputs():\n    return []\n";
+  t.output = {"out", {7, 33}, "float32"};
+  std::vector<GeneratedTask> tasks = {t};
+  auto results = reject_degenerate(engine, tasks, quick());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].degenerate) << results[0].to_json().dump();
+  bool zeros_passed = false;
+  for (const auto& c : results[0].checks) zeros_passed |= c.candidate == "zeros" && c.correct;
+  EXPECT_TRUE(zeros_passed) << results[0].to_json().dump();
+}
+
 }  // namespace
 }  // namespace kgym::taskgen
