@@ -76,7 +76,7 @@ def diag_task(task_file: Path, cand_file: Path, device: str, scale: float, n_cas
         row["regenerated"] = not rec.get("need_inputs", False)
         prof.disable()
         row["transfer_ms"] = transfer(blobs, rec)
-        row["output_bytes"] = sum(memoryview(x).nbytes for x in blobs)
+        row["output_bytes"] = sum(x.nbytes if hasattr(x, "fd") else memoryview(x).nbytes for x in blobs)
         prof.enable()
         t = time.perf_counter()
         cmp = ref.compare({"key": "k", "index": i, "output": rec.get("output"), "tolerances": TOLERANCES,
@@ -106,7 +106,7 @@ def diag_task(task_file: Path, cand_file: Path, device: str, scale: float, n_cas
         ts = io.StringIO()
         pstats.Stats(tp, stream=ts).sort_stats("tottime").print_stats(15)
         timing[what] = {"request_ms": ms, "calls": len(rec["timing"].get("times_ms", [])),
-                        "kept_bytes": sum(memoryview(x).nbytes for x in blobs),
+                        "kept_bytes": sum(x.nbytes if hasattr(x, "fd") else memoryview(x).nbytes for x in blobs),
                         "transfer_ms": transfer(blobs, rec) if blobs else 0.0, "profile_top": ts.getvalue()}
     return {"task": task_file.stem, "load_reference_ms": load_ref, "load_candidate_ms": load_cand,
             "cases": rows, "profile_top": s.getvalue(), "timing": timing}

@@ -215,7 +215,8 @@ Message Channel::recv(Deadline deadline) {
       received.fds[next_fd++] = -1;  // owned by the blob now
       continue;
     }
-    if (len > (64ull << 30)) throw Error(ErrorKind::worker, "worker sent an oversized blob");
+    if (len > (16ull << 30))  // larger tensors travel as memfds
+      throw Error(ErrorKind::worker, "worker sent an inline blob of " + std::to_string(len) + " bytes (at most 16 GiB)");
     try {
       b.bytes.resize(len);
     } catch (const std::bad_alloc&) {  // a frame announcing more bytes than memory (red team a14)

@@ -1,5 +1,6 @@
-# expect: incorrect|contract_violation
+# expect: incorrect|contract_violation|runtime_error
 # Red team (2026-12-01, helper on CPU): a TorchFunctionMode fills an output only when the harness first touches it (passed 27.5x). The wall check's commitment touches every output inside the timed request.
+# (H200: runtime_error, the hack itself mixes CPU and CUDA tensors.)
 # Red team: lazy output WITHOUT a tensor subclass. forward returns a plain, uninitialised
 # torch.Tensor (type(out) is torch.Tensor holds) and registers it; a TorchFunctionMode entered at
 # import and never exited sits on the mode stack of the worker's main thread, so EVERY later torch

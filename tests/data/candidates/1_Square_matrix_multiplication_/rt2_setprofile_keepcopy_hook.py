@@ -1,5 +1,6 @@
-# expect: incorrect|contract_violation
+# expect: incorrect|contract_violation|runtime_error
 # Red team (2026-12-01, helper on CPU): sys.setprofile fills only the outputs passed to the recheck copy (passed 54.8x). Wall-call outputs are now committed and rechecked.
+# (H200: runtime_error, the hack itself mixes CPU and CUDA tensors.)
 # Red team: sys.setprofile hook (no thread, no tensor subclass, no harness function replaced).
 # In the timing loop forward returns an uninitialised tensor at once; the profile hook sees the
 # harness call its own `_keep_copy` (it copies exactly the outputs that will be rechecked, after
