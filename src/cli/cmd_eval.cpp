@@ -42,6 +42,7 @@ struct EvalArgs {
 
 std::string short_line(const Verdict& v) {
   std::string s = fmt::format("{:<18} {}", to_string(v.outcome), v.task_id);
+  if (!v.candidate_id.empty() && v.candidate_id != v.task_id) s += " <- " + v.candidate_id;  // which file
   if (v.speedup_eager) s += fmt::format("  {:.3g}x", *v.speedup_eager);
   if (!v.messages.empty()) {
     std::string m = v.messages.front();
