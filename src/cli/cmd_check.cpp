@@ -149,6 +149,19 @@ void add_check_command(CLI::App& app, int& exit_code) {
         std::cout << j.dump() << "\n";
         continue;
       }
+      if (!report.parsed && !report.rejected()) {  // e.g. --profile off: still say it will not build
+        policy::PolicyContext located = ctx;
+        located.profile = policy::Profile::strict;
+        for (const auto& f : policy::check_candidate(in.code, located).findings)
+          if (f.rule_id == "syntax_error") {
+            std::cout << in.id << ": DOES NOT PARSE (" << policy::to_string(*profile) << "; `kgym eval` gives build_failed)\n"
+                      << "  " << in.id << ":" << f.line << ":" << f.column << ": " << f.message
+                      << (f.snippet.empty() ? "" : "  | " + f.snippet) << "\n";
+            break;
+          }
+        ++rejected;
+        continue;
+      }
       std::cout << in.id << ": " << (report.rejected() ? "REJECTED" : "ok") << " (" << policy::to_string(*profile)
                 << ", " << report.findings.size() << " finding" << (report.findings.size() == 1 ? "" : "s") << ")\n";
       for (const auto& f : report.findings)

@@ -779,9 +779,18 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
     for (const auto& f : report.findings)
       if (f.severity == policy::Severity::reject && !first_reject) first_reject = &f;
     if (!report.parsed) {
+      // Where it fails to parse, under every profile (the strict check's syntax finding: the
+      // `off` profile records no findings of its own).
+      policy::PolicyContext located = ctx;
+      located.profile = policy::Profile::strict;
+      const policy::PolicyReport syntax = policy::check_candidate(cand.code, located);
+      const policy::Finding* at = nullptr;
+      for (const auto& f : syntax.findings)
+        if (f.rule_id == "syntax_error" && !at) at = &f;
       v = verdict_without_run(Outcome::build_failed, Gate::build,
-                              "candidate does not parse" + (first_reject ? ": line " + std::to_string(first_reject->line) +
-                                                                               ": " + first_reject->snippet : std::string()));
+                              "candidate does not parse" +
+                                  (at ? fmt::format(": line {}, column {}: {}", at->line, at->column, at->snippet)
+                                      : std::string()));
     } else if (first_reject) {
       v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
                               "[" + first_reject->rule_id + "] line " + std::to_string(first_reject->line) + ": " +

@@ -41,6 +41,13 @@ grep -q "fallback.py:21:16: reject \[torch_compute_in_forward\]" "$tmp/out" || {
 
 "$kgym" check "$tmp/fallback.py" --profile off > /dev/null 2>&1 || fail "--profile off must accept"
 
+# A syntax error is reported with its place under every profile (eval gives build_failed).
+mkdir -p "$tmp/syn"
+printf 'import torch\nclass ModelNew(:\n    pass\n' > "$tmp/syn/bad.py"
+"$kgym" check "$tmp/syn/bad.py" --profile off > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/out"; fail "syntax error under --profile off: exit $rc, want 1"; }
+grep -q "DOES NOT PARSE" "$tmp/out" && grep -q "bad.py:2:15:" "$tmp/out" || { cat "$tmp/out"; fail "no parse error with line and column under --profile off"; }
+
 "$kgym" check "$tmp" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "directory with a rejected candidate: exit $rc, want 1"
 
