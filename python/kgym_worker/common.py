@@ -360,11 +360,12 @@ def commitment(out):
     """The wall check's commitment to one call's output: dtype, shape and an exact digest of the
     bytes of each tensor (made contiguous): on the GPU the sum of its 32-bit words (16-bit or
     bytes where the size needs), an integer sum in int64 (exact, so independent of reduction
-    order; one read of the tensor, no temporaries), on the CPU the CRC-32. ``{"invalid": type
+    order; one read of the tensor, no temporaries), on the CPU its BLAKE2b hash. ``{"invalid": type
     name}`` when the output is not plain tensors. The reference computes the same of the output
     it is sent. Cheap on purpose: the digest's cost is inside the timed request, calibrated on
-    the reference, and its noise must stay small next to the calls'."""
-    import zlib
+    the reference, and its noise must stay small next to the calls'. The GPU digest is linear in
+    the words: an output with many exact zeros (ReLU) can be nudged to a sum made up in advance
+    within tolerance (docs/timing.md, "Known limits")."""
     outs = output_tensors(out)
     if outs is None:
         return {"invalid": type(out).__name__}
@@ -376,7 +377,11 @@ def commitment(out):
         rec = {"dtype": str(o.dtype).removeprefix("torch."), "shape": list(o.shape)}
         nbytes = flat.numel() * flat.element_size()
         if flat.device.type == "cpu":
-            rec["crc32"] = zlib.crc32(flat.view(torch.uint8).numpy()) if nbytes else 0
+            # A cryptographic hash: CRC-32 is affine, and flipping the lowest mantissa bit of
+            # 32 chosen floats of the real output (found by solving a GF(2) system) matched a
+            # digest made up in advance (red team, 2026-12-01, 3230x).
+            rec["blake2b"] = hashlib.blake2b(flat.view(torch.uint8).numpy() if nbytes else b"",
+                                             digest_size=16).hexdigest()
         elif nbytes:
             word = torch.int32 if nbytes % 4 == 0 and flat.element_size() >= 4 else \
                 torch.int16 if nbytes % 2 == 0 and flat.element_size() >= 2 else torch.uint8

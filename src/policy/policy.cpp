@@ -244,7 +244,11 @@ const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
       "cudaLaunchAttributeAccessPolicyWindow", "CU_LIMIT_PERSISTING_L2_CACHE_SIZE", "cudaDeviceSetLimit"}},
     {"threads_processes_async",
      {"pthread_create", "fork", "vfork", "clone", "sigaction", "signal", "jthread", "thrd_create", "kill",
-      "raise", "alarm", "setitimer"}},
+      "raise", "alarm", "setitimer",
+      // raw system calls: syscall(SYS_clone, ...) forked a process that passed strict (red team
+      // 2026-12-01), and raw calls reach anything the named wrappers do
+      "syscall", "SYS_clone", "SYS_clone3", "SYS_fork", "SYS_vfork", "SYS_kill", "SYS_tgkill", "SYS_write",
+      "SYS_sendmsg", "__NR_clone", "__NR_fork", "clone3"}},
     {"subprocess_system",
      {"system", "popen", "execv", "execve", "execvp", "execvpe", "execl", "execle", "execlp", "posix_spawn",
       "posix_spawnp"}},
@@ -267,7 +271,7 @@ const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
 };
 /// C++ identifiers that need a following "(" to count (common words otherwise).
 const Names kCxxCallOnly = {"system", "open", "signal", "kill", "raise", "clone", "bind", "connect",
-                            "socket", "fork", "unlink", "popen", "alarm"};
+                            "socket", "fork", "unlink", "popen", "alarm", "syscall", "clone3"};
 const Names kHalfTypes = {"half", "__half", "half2", "__half2", "__nv_bfloat16", "__nv_bfloat162",
                           "nv_bfloat16", "nv_bfloat162", "bfloat16", "tf32", "half_t", "bfloat16_t", "tfloat32_t"};
 

@@ -1,5 +1,6 @@
 #include "kgym/engine.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,8 @@
 #include <numeric>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <limits>
 #include <random>
 #include <semaphore>
@@ -125,6 +128,62 @@ class PhaseClock {
  private:
   Measurements& m_;
   std::chrono::steady_clock::time_point t_;
+};
+
+/// The pids of `root`, the processes below it (by parent pid, from /proc) and its process group.
+std::vector<pid_t> process_tree(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  std::vector<pid_t> out;
+  const pid_t group = ::getpgid(root);
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(f, stat)) continue;
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    children[static_cast<pid_t>(ppid)].push_back(pid);
+    if (group > 1 && pgrp == group && pid != root) out.push_back(pid);
+  }
+  std::vector<pid_t> todo = {root};
+  while (!todo.empty()) {
+    const pid_t p = todo.back();
+    todo.pop_back();
+    out.push_back(p);
+    for (pid_t c : children[p]) todo.push_back(c);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+/// Stops the candidate's process, the processes below it and its process group (SIGSTOP) for
+/// its lifetime and continues them after: the reference's baselines and the wall check's
+/// calibration are timed while the candidate has nothing to do, and a child process (or thread)
+/// spinning only then slowed them (red team, 2026-12-01: 2 to 3x, also under strict). The tree is
+/// scanned twice so that a process forked during the first pass is stopped too.
+class PausedTree {
+ public:
+  explicit PausedTree(pid_t root) {
+    if (root <= 1) return;
+    for (int pass = 0; pass < 2; ++pass)
+      for (pid_t p : process_tree(root))
+        if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) pids_.push_back(p);
+  }
+  ~PausedTree() {
+    for (pid_t p : pids_) ::kill(p, SIGCONT);
+  }
+  PausedTree(const PausedTree&) = delete;
+  PausedTree& operator=(const PausedTree&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
 };
 
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
@@ -559,9 +618,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     for (const char* kind : {"eager", "compile"}) {
       if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
       const auto t0 = clock::now();
-      auto r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
-                              {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
-                             {}, eo.timeouts.reference_s, m);
+      std::optional<Message> r;
+      {
+        PausedTree paused(c.pid());
+        r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
+                           {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
+                          {}, eo.timeouts.reference_s, m);
+      }
       if (!r) return;
       TimingRecord b;
       r->header.at("timing").get_to(b);
@@ -610,9 +673,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       const std::uint64_t wseed = fresh_seed();
       const auto t0 = clock::now();
       if (i % 2 == 0) {
-        auto cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall}, {"seed", wseed},
-                                  {"sync_each", !gpu}, {"commit", true}},
-                                 {}, eo.timeouts.reference_s, m);
+        std::optional<Message> cal;
+        {
+          PausedTree paused(c.pid());
+          cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall}, {"seed", wseed},
+                               {"sync_each", !gpu}, {"commit", true}},
+                              {}, eo.timeouts.reference_s, m);
+        }
         if (!cal) {
           m.candidate_timing = cand;
           return;
@@ -698,8 +765,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   }
   cand->wall_check_calls = n_wall;
   // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
-  // through).
-  cand->wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : timed;
+  // through), and never below the reference's calibration: a reply faster than generating the
+  // inputs did not come from the calls (a forged instant reply, red team 2026-12-01).
+  cand->wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : std::max(timed, calibration);
   cand->wall_check_host_ms = host_ms;
   m.candidate_timing = cand;
   m.phase_ms["wall_check"] += ms_since(wall_began);

@@ -151,6 +151,10 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.cuda_extra = "#include <cblas.h>\nvoid dotp(const float* a, const float* b, int n, float* out) {"
                          " *out = cblas_sdot(n, a, 1, b, 1); }\n";
   c.push_back({"cpp_library_compute", Profile::strict, p, h});
+  // threads_processes_async: a raw clone system call (red team, 2026-12-01)
+  p = {}; p.cuda_extra = "#include <sys/syscall.h>\n#include <unistd.h>\nlong spawn() { return syscall(SYS_clone, 17, 0, 0, 0, 0); }\n";
+  h = {}; h.cuda_extra = "long twice(long x) { return 2 * x; }\n";
+  c.push_back({"threads_processes_async", Profile::strict, p, h});
   // library_compiler
   p = {}; p.forward = "        return torch.compile(self.ext.relu_cuda)(x)\n";
   c.push_back({"library_compiler", Profile::strict, p, P{}});
