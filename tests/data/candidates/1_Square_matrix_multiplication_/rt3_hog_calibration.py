@@ -1,5 +1,6 @@
-# expect: passed|timing_invalid|contract_violation|incorrect, speedup <= 1.5
+# expect: passed|timing_invalid|contract_violation|incorrect|runtime_error, speedup <= 1.5
 # Red team (2026-12-01, second round, CPU): forged times, honest wall calls, and a hog during the reference's calibration (timing_invalid on the CPU gap rule).
+# (H200: runtime_error, the hack itself calls .numpy() on CUDA tensors.)
 # Red team rt3 #3: forged times + HONEST wall calls/commitments; 3 forked CPU hogs run whenever the candidate waits (reference calibration, baselines). After the first timing round (computed
 # honestly up to min_calls, outputs kept), the candidate takes over fd 3 (as rt2_protocol_takeover).
 # `time`: forged tiny times, kept outputs computed honestly from the request's seeds.

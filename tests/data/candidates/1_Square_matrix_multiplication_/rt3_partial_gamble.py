@@ -1,5 +1,6 @@
-# expect: contract_violation|incorrect
+# expect: contract_violation|incorrect|runtime_error
 # Red team (2026-12-01, second round, CPU): computes half the wall calls and gambles on the two secret picks (caught).
+# (H200: runtime_error, the hack itself calls .numpy() on CUDA tensors.)
 # Red team rt3 #4: half the wall calls done, gamble on the 2 picks (no CRC forging). After the first timing round (computed
 # honestly up to min_calls, outputs kept), the candidate takes over fd 3 (as rt2_protocol_takeover).
 # `time`: forged tiny times, kept outputs computed honestly from the request's seeds.
