@@ -134,7 +134,9 @@ class PhaseClock {
 std::vector<pid_t> process_tree(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
   std::vector<pid_t> out;
-  const pid_t group = ::getpgid(root);
+  // The candidate's own process group (each worker gets one); never the supervisor's.
+  pid_t group = ::getpgid(root);
+  if (group == ::getpgrp()) group = -1;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator("/proc", ec)) {
     const std::string name = e.path().filename().string();
@@ -171,10 +173,11 @@ std::vector<pid_t> process_tree(pid_t root) {
 class PausedTree {
  public:
   explicit PausedTree(pid_t root) {
-    if (root <= 1) return;
+    if (root <= 1 || root == ::getpid()) return;
     for (int pass = 0; pass < 2; ++pass)
       for (pid_t p : process_tree(root))
-        if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) pids_.push_back(p);
+        if (p != ::getpid() && std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0)
+          pids_.push_back(p);
   }
   ~PausedTree() {
     for (pid_t p : pids_) ::kill(p, SIGCONT);
