@@ -173,7 +173,10 @@ struct Measurements {
   /// defences (bench/plain_timing.py): `load_task`, `cases` (regular cases incl. poisoned reruns,
   /// float64 cross-check and trivial-answer audit), `other_shape`, `candidate_timing`,
   /// `rechecks`, `eager_timing`, `compile_timing` (includes torch.compile's first compile),
-  /// `wall_check`, `trace`. A phase that did not run is absent.
+  /// `wall_check`, `profiler_start`, `trace`. A phase that did not run is absent. Keys with a "/"
+  /// are parts of the phase before it, already counted there: `cases/make`, `cases/run_first`
+  /// (the first call, with any JIT build), `cases/run`, `cases/compare`, `cases/inputs_fallback`,
+  /// the same under `other_shape/`, and `wall_check/rechecks`.
   std::map<std::string, double> phase_ms;
 };
 

@@ -15,6 +15,7 @@ import json
 import mmap
 import os
 import socket
+import stat
 import struct
 
 _HEAD = struct.Struct("<II")
@@ -76,8 +77,7 @@ def map_sealed(fd: int, nbytes: int):
     and growing; closes ``fd``. Raises ValueError otherwise."""
     try:
         st = os.fstat(fd)
-        import stat as _stat
-        if not _stat.S_ISREG(st.st_mode) or st.st_size != nbytes:
+        if not stat.S_ISREG(st.st_mode) or st.st_size != nbytes:
             raise ValueError(f"shared blob: not a memory file of {nbytes} bytes")
         if fcntl.fcntl(fd, fcntl.F_GET_SEALS) & _SEALS != _SEALS:
             raise ValueError("shared blob: not sealed against writing")

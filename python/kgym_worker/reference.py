@@ -386,13 +386,19 @@ class ReferenceWorker:
                                 "detail": "the output differs from the one the candidate's process committed "
                                           "to inside the timed wall-clock request"})
                     continue
-            inputs = common.make_inputs(task["module"], int(item["seed"]), "nominal", self.device, on_device=True)
+            inputs = self._timed_inputs(task)(item["seed"])
             with torch.no_grad():
                 ref = task["model"](*common.clone_value(inputs))
             common.synchronize(self.device)
             ref64 = self._reference64(task, inputs)  # as in the cases: the fp64 fallback and check apply
             out.append(self._compare(ref, ref64, inputs, item["output"], blobs, req["tolerances"], audit=False))
         return {"ok": True, "results": out}
+
+    def _timed_inputs(self, task):
+        """make_args for a timed call's seed: the task's nominal inputs on the device, as the
+        candidate worker makes them (common.make_inputs)."""
+        module = task["module"]
+        return lambda seed: common.make_inputs(module, int(seed), "nominal", self.device, on_device=True)
 
     def wall_calibration(self, req, blobs):
         """What the candidate's committed wall request costs without the calls, measured here
@@ -401,15 +407,11 @@ class ReferenceWorker:
         output of the reference's shape. The supervisor times this request and subtracts it from
         the candidate's (docs/timing.md, "Wall-clock floor")."""
         task = self.tasks[req["key"]]
-        module = task["module"]
         like = None
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
-
-        def make_args(seed):
-            return common.make_inputs(module, seed, "nominal", self.device, on_device=True)
         n = int(req["n"])
-        common.wall_calls(None, make_args, int(req["seed"]), n, False, self.device,
+        common.wall_calls(None, self._timed_inputs(task), int(req["seed"]), n, False, self.device,
                           sync_each=bool(req.get("sync_each", True)))
         if like is not None:
             for _ in range(n):
@@ -425,10 +427,7 @@ class ReferenceWorker:
             if task["compiled"] is None:
                 task["compiled"] = torch.compile(model)
             model = task["compiled"]
-        module = task["module"]
-
-        def make_args(seed):
-            return common.make_inputs(module, seed, "nominal", self.device, on_device=True)
+        make_args = self._timed_inputs(task)
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])

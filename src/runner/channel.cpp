@@ -111,6 +111,28 @@ struct FdList {
   }
 };
 
+/// One sendmsg of `data` (at most `n` bytes; returns how many went) with `fds` as SCM_RIGHTS.
+/// Throws ChannelClosed when the peer is gone.
+std::size_t send_with_fds(int sock, const void* data, std::size_t n, const std::vector<int>& fds) {
+  iovec iov{const_cast<void*>(data), n};
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+  std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
+  ssize_t k;
+  while ((k = ::sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0) {
+    if (errno != EINTR) throw ChannelClosed();
+  }
+  return static_cast<std::size_t>(k);
+}
+
 /// Throws unless `fd` is a regular file of `size` bytes sealed against write, shrink and grow.
 void check_sealed(int fd, std::uint64_t size) {
   struct stat st {};
@@ -138,24 +160,9 @@ void Channel::send(const nlohmann::json& header, const std::vector<Blob>& blobs,
   if (fds.empty()) {
     write_all(head, sizeof head, deadline);
   } else {  // the memfds ride with the frame's first 8 bytes
-    iovec iov{head, sizeof head};
-    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()), 0);
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.data();
-    msg.msg_controllen = control.size();
-    cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
-    std::memcpy(CMSG_DATA(cm), fds.data(), sizeof(int) * fds.size());
-    ssize_t k;
-    while ((k = ::sendmsg(fd_, &msg, MSG_NOSIGNAL)) < 0) {
-      if (errno != EINTR) throw ChannelClosed();
-    }
-    if (static_cast<std::size_t>(k) < sizeof head)
-      write_all(reinterpret_cast<const char*>(head) + k, sizeof head - static_cast<std::size_t>(k), deadline);
+    const std::size_t k = send_with_fds(fd_, head, sizeof head, fds);
+    if (k < sizeof head)
+      write_all(reinterpret_cast<const char*>(head) + k, sizeof head - k, deadline);
   }
   write_all(text.data(), text.size(), deadline);
   for (const auto& b : blobs) {
@@ -167,21 +174,7 @@ void Channel::send(const nlohmann::json& header, const std::vector<Blob>& blobs,
 
 void Channel::send_fd(int fd) {
   char byte = 'F';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  while (::sendmsg(fd_, &msg, MSG_NOSIGNAL) < 0) {
-    if (errno != EINTR) throw ChannelClosed();
-  }
+  send_with_fds(fd_, &byte, 1, {fd});
 }
 
 Message Channel::recv(Deadline deadline) {

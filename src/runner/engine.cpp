@@ -115,11 +115,13 @@ void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
 /// a repeated name accumulates).
 class PhaseClock {
  public:
-  explicit PhaseClock(Measurements& m) : m_(m), t_(std::chrono::steady_clock::now()) {}
+  /// `prefix` goes before every name (e.g. "cases/" for the parts of the cases phase).
+  explicit PhaseClock(Measurements& m, std::string prefix = "")
+      : m_(m), prefix_(std::move(prefix)), t_(std::chrono::steady_clock::now()) {}
   /// Ends the current phase under `name` and starts the next one.
   void lap(const std::string& name) {
     const auto now = std::chrono::steady_clock::now();
-    m_.phase_ms[name] += std::chrono::duration<double, std::milli>(now - t_).count();
+    m_.phase_ms[prefix_ + name] += std::chrono::duration<double, std::milli>(now - t_).count();
     t_ = now;
   }
   /// Starts the next phase now without recording the time since the last lap.
@@ -127,6 +129,7 @@ class PhaseClock {
 
  private:
   Measurements& m_;
+  std::string prefix_;
   std::chrono::steady_clock::time_point t_;
 };
 
@@ -166,10 +169,10 @@ std::vector<pid_t> process_tree(pid_t root) {
 }
 
 /// Stops the candidate's process, the processes below it and its process group (SIGSTOP) for
-/// its lifetime and continues them after: the reference's baselines and the wall check's
-/// calibration are timed while the candidate has nothing to do, and a child process (or thread)
-/// spinning only then slowed them (red team, 2026-12-01: 2 to 3x, also under strict). The tree is
-/// scanned twice so that a process forked during the first pass is stopped too.
+/// its lifetime and continues them after: the reference's baselines are timed while the
+/// candidate has nothing to do, and a child process (or thread) spinning only then slowed them
+/// (red team, 2026-12-01: 2 to 3x, also under strict). The tree is scanned twice so that a
+/// process forked during the first pass is stopped too.
 class PausedTree {
  public:
   explicit PausedTree(pid_t root) {
@@ -368,15 +371,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         // Where a case's time goes (diagnostic; "cases/..." and "other_shape/..." are parts of those
         // phases, which hold the totals): the reference making the inputs, the candidate's run (its
         // first call, with any JIT build, apart), the reference's comparison.
-        const auto part0 = std::chrono::steady_clock::now();
-        const std::string part_of = other_shape ? "other_shape/" : "cases/";
-        auto part = [&m, &part_of, t = part0](const std::string& name) mutable {
-          const auto now = std::chrono::steady_clock::now();
-          m.phase_ms[part_of + name] += std::chrono::duration<double, std::milli>(now - t).count();
-          t = now;
-        };
+        PhaseClock part(m, other_shape ? "other_shape/" : "cases/");
         auto made = ask_reference(mk, {}, eo.timeouts.reference_s, m);
-        part("make");
+        part.lap("make");
         if (!made) return false;
         if (made->header.contains("skipped")) {
           m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
@@ -409,7 +406,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                        {"tolerances", tolerances}},
                       {}))
           return false;
-        part(i == 0 ? "run_first" : "run");
+        part.lap(i == 0 ? "run_first" : "run");
         if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
           auto sent = ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
                                     eo.timeouts.reference_s, m);
@@ -419,7 +416,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                          {"tolerances", tolerances}},
                         sent->blobs))
             return false;
-          part("inputs_fallback");
+          part.lap("inputs_fallback");
         }
         if (out.header.contains("harness_error")) {
           died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
@@ -448,7 +445,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                                     {"output", out.header["output"]},
                                     {"tolerances", tolerances}, {"audit", audit}},
                                    out.blobs, eo.timeouts.reference_s, m);
-          part("compare");
+          part.lap("compare");
           if (!cmp) return false;
           apply_comparison(cmp->header, cr);
         }
@@ -546,6 +543,40 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     }
     return std::nullopt;
   };
+  // A recheck that could not be compared (the output was not returned, or not committed to): a
+  // contract violation of that call.
+  auto unreturned = [](std::vector<CaseRecord>& into, int index, std::uint64_t seed, const char* transform,
+                       std::string why) {
+    CaseRecord r;
+    r.index = index;
+    r.seed = seed;
+    r.transform = transform;
+    r.compared = true;
+    r.structure_matches = false;
+    r.detail = std::move(why);
+    into.push_back(std::move(r));
+  };
+  // The reference compares `items` ({index, seed, output[, fingerprint]}, bytes in `blobs`) with
+  // the task on inputs regenerated from each seed; the results go to `into`, indices + `offset`.
+  // False when the reference failed (the evaluation cannot go on).
+  auto recheck = [&](std::vector<CaseRecord>& into, const nlohmann::json& items, const std::vector<Blob>& blobs,
+                     const char* transform, int offset, const std::string& phase) -> bool {
+    const auto r0 = clock::now();
+    auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}}, blobs,
+                             eo.timeouts.reference_s, m);
+    m.phase_ms[phase] += ms_since(r0);
+    if (!res) return false;
+    const auto& results = res->header.value("results", nlohmann::json::array());
+    for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
+      CaseRecord r;
+      r.index = offset + items[i].value("index", 0);
+      r.seed = items[i].value("seed", std::uint64_t{0});
+      r.transform = transform;
+      apply_comparison(results[i], r);
+      into.push_back(std::move(r));
+    }
+    return true;
+  };
   for (int round = 0; round < rounds; ++round) {
     // Fresh inputs for every call (one seed each) and a secret recheck subset among the first
     // min_calls timed calls: the candidate code cannot know which outputs are checked (D2, D3).
@@ -584,16 +615,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       for (const auto& k : *kept)
         if (k.is_object()) wanted.erase(k.value("index", -1));
     }
-    for (int missing : wanted) {
-      CaseRecord r;
-      r.index = static_cast<int>(offset) + missing;
-      r.seed = seeds[static_cast<std::size_t>(per.warmup + missing)];
-      r.transform = "timed";
-      r.compared = true;
-      r.structure_matches = false;
-      r.detail = "the candidate's process did not return this timed output for the recheck";
-      cand->rechecks.push_back(std::move(r));
-    }
+    for (int missing : wanted)
+      unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(per.warmup + missing)],
+                 "timed", "the candidate's process did not return this timed output for the recheck");
     if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
       nlohmann::json items = nlohmann::json::array();
       for (const auto& k : *kept) {
@@ -603,20 +627,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(per.warmup + index)]},
                          {"output", k.value("output", nlohmann::json::object())}});
       }
-      const auto r0 = clock::now();
-      auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
-                               t->blobs, eo.timeouts.reference_s, m);
-      m.phase_ms["rechecks"] += ms_since(r0);
-      if (!res) return;
-      const auto& results = res->header.value("results", nlohmann::json::array());
-      for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
-        CaseRecord r;
-        r.index = static_cast<int>(offset) + items[i].value("index", 0);
-        r.seed = items[i].value("seed", std::uint64_t{0});
-        r.transform = "timed";
-        apply_comparison(results[i], r);
-        cand->rechecks.push_back(std::move(r));
-      }
+      if (!recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
     }
     for (const char* kind : {"eager", "compile"}) {
       if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
@@ -643,6 +654,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   m.compile_timing = compiled;
   m.candidate_timing = cand;
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
+  TimingRecord& timing = *m.candidate_timing;  // the wall check adds to the recorded timing
   // Wall-clock cross-check (D7): N calls on fresh inputs timed by this process's clock
   // (synchronised each on the CPU, back to back on the GPU). Nothing the candidate's process
   // reports is trusted here (it can write its own replies: red team, 2026-12-01):
@@ -657,7 +669,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // alternately, so that one slow request cannot lower the floor.
   const auto wall_began = clock::now();
   const bool gpu = worker_device != "cpu";
-  const double median = summarize_times(cand->times_ms).median_ms;
+  const double median = summarize_times(timing.times_ms).median_ms;
   int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, 100);
   // The committed outputs stay alive until the reply: at most about 2 GiB of them (4 bytes per
   // output element assumed), never fewer than 5 calls.
@@ -682,29 +694,21 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
                                                     {"seed", wseed}, {"sync_each", !gpu}, {"commit", true}},
                                                    {}, eo.timeouts.reference_s, m);
-        if (!cal) {
-          m.candidate_timing = cand;
-          return;
-        }
+        if (!cal) return;
         calibration = std::min(calibration, ms_since(t0));
         continue;
       }
       // An untimed request first (one input set, no call): whatever the process has to catch up
       // on after the reference's phases is not counted as the calls' time.
       if (!candidate_request({{"op", "wall"}, {"n", 1}, {"call", false}, {"seed", fresh_seed()}, {"sync_each", true}},
-                             "during the wall-clock check")) {
-        m.candidate_timing = cand;
+                             "during the wall-clock check"))
         return;
-      }
       const auto t1 = clock::now();
       auto reply = candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", true}, {"seed", wseed},
                                       {"sync_each", !gpu}, {"commit", true}},
                                      "during the wall-clock check");
       const double ms = ms_since(t1);
-      if (!reply) {
-        m.candidate_timing = cand;
-        return;
-      }
+      if (!reply) return;
       if (ms < timed) {
         timed = ms;
         host_ms = reply->header.value("host_ms", 0.0);
@@ -715,15 +719,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       std::iota(picks.begin(), picks.end(), 0);
       std::shuffle(picks.begin(), picks.end(), rng);
       picks.resize(std::min<std::size_t>(picks.size(), 2));
-      auto fail_commit = [&](int k, const std::string& why) {
-        CaseRecord r;
-        r.index = k;
-        r.seed = wseed + static_cast<std::uint64_t>(k);
-        r.transform = "wall";
-        r.compared = true;
-        r.structure_matches = false;
-        r.detail = why;
-        cand->rechecks.push_back(std::move(r));
+      auto fail_commit = [&](int k, std::string why) {
+        unreturned(timing.rechecks, k, wseed + static_cast<std::uint64_t>(k), "wall", std::move(why));
       };
       if (!fps.is_array() || static_cast<int>(fps.size()) != n_wall) {
         fail_commit(picks.front(), "the wall-clock request's reply did not commit to its " + std::to_string(n_wall) +
@@ -733,10 +730,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       nlohmann::json indices = nlohmann::json::array();
       for (int k : picks) indices.push_back(k);
       auto fetched = candidate_request({{"op", "wall_output"}, {"indices", indices}}, "while returning wall-check outputs");
-      if (!fetched) {
-        m.candidate_timing = cand;
-        return;
-      }
+      if (!fetched) return;
       const auto outs = fetched->header.value("outputs", nlohmann::json::array());
       nlohmann::json items = nlohmann::json::array();
       for (std::size_t j = 0; j < picks.size(); ++j) {
@@ -748,24 +742,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         items.push_back({{"index", k}, {"seed", wseed + static_cast<std::uint64_t>(k)},
                          {"fingerprint", fps[static_cast<std::size_t>(k)]}, {"output", outs[j]}});
       }
-      if (items.empty()) continue;
-      const auto r0 = clock::now();
-      auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
-                               fetched->blobs, eo.timeouts.reference_s, m);
-      m.phase_ms["wall_check/rechecks"] += ms_since(r0);
-      if (!res) {
-        m.candidate_timing = cand;
-        return;
-      }
-      const auto& results = res->header.value("results", nlohmann::json::array());
-      for (std::size_t j = 0; j < results.size() && j < items.size(); ++j) {
-        CaseRecord r;
-        r.index = items[j].value("index", 0);
-        r.seed = items[j].value("seed", std::uint64_t{0});
-        r.transform = "wall";
-        apply_comparison(results[j], r);
-        cand->rechecks.push_back(std::move(r));
-      }
+      if (!items.empty() && !recheck(timing.rechecks, items, fetched->blobs, "wall", 0, "wall_check/rechecks")) return;
     }
     // Inconclusive (the calls' share below 5% of the request): once more with 10x the calls.
     if (timed - calibration > 0.05 * timed || attempt == 1) break;
@@ -773,13 +750,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (more == n_wall) break;
     n_wall = more;
   }
-  cand->wall_check_calls = n_wall;
+  timing.wall_check_calls = n_wall;
   // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
   // through), and never below the reference's calibration: a reply faster than generating the
   // inputs did not come from the calls (a forged instant reply, red team 2026-12-01).
-  cand->wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : std::max(timed, calibration);
-  cand->wall_check_host_ms = host_ms;
-  m.candidate_timing = cand;
+  timing.wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : std::max(timed, calibration);
+  timing.wall_check_host_ms = host_ms;
   m.phase_ms["wall_check"] += ms_since(wall_began);
   // Launch accounting (D7, D14), last: the kernels of a few calls on the GPU; on the CPU, under
   // strict and hybrid, the ATen ops they dispatch (the judge rejects compute ops under strict).

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Candidates that slow the reference worker while it times the baselines (red team, 2026-12-01):
+# a forked child that SIGSTOPs the reference (2.51x before the Landlock signal scope) and forked
+# children that spin only while the candidate is idle (2.68x and 1.80x before the candidate's
+# process tree was paused during baseline timing), against an honest candidate in the same run,
+# at the size where the red team measured them (L1/1 at --scale 4: a 1024^2 matmul on the CPU).
+# What they target is the eager baseline: each one's eager time may be at most 1.5x the honest
+# candidate's in the same run (unfixed, the red team measured 24 -> 94 ms and 27.6 -> 100.7 ms).
+set -euo pipefail
+KGYM=$1; ROOT=$2
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+C="$OUT/c/1_Square_matrix_multiplication_"
+mkdir -p "$C"
+cp "$ROOT/examples/candidates/1_Square_matrix_multiplication_/honest.py" "$C/honest.py"
+cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt2_sigstop_reference.py" "$C/"
+cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt3_hog_baseline.py" "$C/"
+"$KGYM" eval --suite "$ROOT/examples/suite" --tasks L1/1 --scale 4 --candidates "$OUT/c" --profile off \
+  --cases 2 --min-calls 5 --max-calls 10 -q --out "$OUT/v.jsonl"
+python3 - "$OUT/v.jsonl" <<'PY'
+import json, sys
+vs = {json.loads(l)["candidate_id"].split("/")[-1]: json.loads(l) for l in open(sys.argv[1])}
+honest = vs["honest.py"]
+assert honest["outcome"] == "passed", honest["messages"]
+for name in ("rt2_sigstop_reference.py", "rt3_hog_baseline.py"):
+    v = vs[name]
+    if v["outcome"] != "passed":
+        print(f"{name}: {v['outcome']} (no reward)")
+        continue
+    ratio = v["ref_runtime_ms"] / honest["ref_runtime_ms"]
+    print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms vs {honest['ref_runtime_ms']:.3g} ms in the honest verdict "
+          f"(ratio {ratio:.2f}); speedup {v['speedup_eager']:.3g}x vs {honest['speedup_eager']:.3g}x")
+    assert ratio <= 1.5, f"{name} slowed the eager baseline {ratio:.2f}x"
+PY
