@@ -174,7 +174,8 @@ class CandidateExecutor:
     def run_case(self, req, blobs):
         """Runs the candidate twice on copies of the case's inputs, the caching allocator's free
         blocks poisoned with a different pattern before each run (D4), threads counted around
-        each (D8); the second output is re-read after a delay (D8) and returned. Contract:
+        each (D8); the second output is snapshotted as the call returns (the snapshot is returned) and
+        re-read after a device-wide sync, after a 20 ms delay when ``stability_wait`` (D8). Contract:
         plain tensors, inputs unchanged (bitwise), no output storage overlapping an input.
 
         The inputs are regenerated from ``regenerate`` (seed, transform, sizes, the reference's
@@ -219,9 +220,11 @@ class CandidateExecutor:
             rec.update(output_plain_tensor=False,
                        output_type=f"{_type(bad).__module__}.{_type(bad).__qualname__}")
             return rec
-        # Stability: the output must not change after the call returned.
+        # Stability: the output must not change after the call returned. The snapshot is what the
+        # reference compares; the supervisor asks for the wait in one secret case (engine.cpp).
         frozen = [o.detach().clone() for o in outs]
-        _sleep(STABILITY_DELAY_S)
+        if req.get("stability_wait", True):
+            _sleep(STABILITY_DELAY_S)
         common.synchronize(self.device)
         rec["output_stable"] = all(_equal(_bits(a), _bits(b)) for a, b in zip(frozen, outs))
         unchanged = True
@@ -307,6 +310,9 @@ class CandidateExecutor:
                                     bool(req.get("call", True)), self.device,
                                     sync_each=bool(req.get("sync_each", True)), keep=outs)
         rec = {"ok": True, "host_ms": host_ms}
+        if not req.get("call", True):
+            # The untimed request before a timed one: no collection left pending for it.
+            protocol.settle()
         if commit:
             # The commitment to every call's output, inside the timed request: the supervisor then
             # asks for the outputs of secret calls (wall_output) and the reference checks them
@@ -362,4 +368,4 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
                 "wall_output": ex.wall_output,
                 "warm_profiler": ex.warm_profiler, "trace": ex.trace}
     protocol.serve(sock, handlers,
-                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})
+                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"}, freeze_after=("load",))

@@ -11,6 +11,7 @@ regular file of the declared size sealed against writing, shrinking and growing,
 cannot change the bytes once sent; the reference maps it copy-on-write.
 """
 import fcntl
+import gc
 import json
 import mmap
 import os
@@ -178,10 +179,25 @@ def recv(sock: socket.socket):
             os.close(f)
 
 
-def serve(sock: socket.socket, handlers: dict, on_error) -> None:
+def settle() -> None:
+    """A full garbage collection now, so that none is pending for the next request (see serve)."""
+    gc.collect()
+
+
+def serve(sock: socket.socket, handlers: dict, on_error, freeze_after=()) -> None:
     """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
     (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
-    or a handler exception is answered with ``on_error(exc)``; the loop goes on."""
+    or a handler exception is answered with ``on_error(exc)``; the loop goes on.
+
+    Python's cyclic garbage collector never runs inside a request: the supervisor times some
+    requests with its own clock (the wall-clock floor and its calibration, docs/timing.md), and a
+    full collection, which lands wherever an allocation crosses the threshold, cost them up to
+    about 10 ms on the H200's host. The loop collects after sending a reply instead, when the
+    allocations since the last collection passed the threshold; after the ops in
+    ``freeze_after`` (loading a task or a candidate) everything alive is frozen (``gc.freeze``),
+    so that later collections look only at what requests create. A request that must leave no
+    collection pending for the next one calls ``settle()``."""
+    gc.disable()
     while True:
         try:
             req, blobs = recv(sock)
@@ -200,3 +216,8 @@ def serve(sock: socket.socket, handlers: dict, on_error) -> None:
         if isinstance(reply, tuple):
             reply, out_blobs = reply
         send(sock, reply, out_blobs)
+        if op in freeze_after:
+            settle()
+            gc.freeze()
+        elif gc.get_count()[0] >= gc.get_threshold()[0]:
+            gc.collect()

@@ -418,6 +418,13 @@ class ReferenceWorker:
                 common.commitment(like)
         return {"ok": True}
 
+    def settle(self, req, blobs):
+        """Sent before each wall_calibration: no garbage collection pending and the device idle,
+        so that the calibration holds only what the candidate's timed request also holds."""
+        protocol.settle()
+        common.synchronize(self.device)
+        return {"ok": True}
+
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
         fresh per-call inputs (the same seeds) as the candidate's round."""
@@ -454,8 +461,9 @@ class ReferenceWorker:
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "time",
-           "drop_task")
+    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "settle",
+           "time", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
-                                "traceback": traceback.format_exc()[-8000:]})
+                                "traceback": traceback.format_exc()[-8000:]},
+                   freeze_after=("load_task",))

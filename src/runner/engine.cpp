@@ -362,6 +362,12 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       }
       // One correctness case: returns false when the evaluation cannot go on (crash, timeout,
       // reference failure); a skipped other-shape case returns true without a record.
+      // The 20 ms output-stability wait (D8) runs in one secret case of the regular ones: the output
+      // compared is always the snapshot taken as the call returned, so a late write is never
+      // rewarded, and every case still compares that snapshot with the output after a device-wide
+      // sync; the wait only widens that window where the candidate cannot know it (H200: the
+      // waits were 100 of about 600 ms of a verdict's device time).
+      const int stability_case = static_cast<int>(random_seed() % static_cast<std::uint64_t>(std::max(1, eo.n_cases)));
       auto run_one_case = [&](int i, const std::string& transform, bool other_shape, bool audit) -> bool {
         CaseRecord cr;
         cr.index = i;
@@ -402,8 +408,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           }
           return false;
         };
+        const bool wait = !other_shape && i == stability_case;
         if (!run_case({{"op", "run_case"}, {"index", i}, {"regenerate", made->header["regenerate"]},
-                       {"tolerances", tolerances}},
+                       {"tolerances", tolerances}, {"stability_wait", wait}},
                       {}))
           return false;
         part.lap(i == 0 ? "run_first" : "run");
@@ -413,7 +420,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           if (!sent) return false;
           regenerated = false;
           if (!run_case({{"op", "run_case"}, {"index", i}, {"inputs", sent->header["inputs"]},
-                         {"tolerances", tolerances}},
+                         {"tolerances", tolerances}, {"stability_wait", wait}},
                         sent->blobs))
             return false;
           part.lap("inputs_fallback");
@@ -686,6 +693,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timed = std::numeric_limits<double>::infinity();
     for (int i = 0; i < 5; ++i) {
       const std::uint64_t wseed = fresh_seed();
+      if (i % 2 == 0) {
+        // Untimed first: a garbage collection left over from the reference's last request, and
+        // its device work, are not counted as calibration (protocol.serve).
+        if (!ask_reference({{"op", "settle"}}, {}, eo.timeouts.reference_s, m)) return;
+      }
       const auto t0 = clock::now();
       if (i % 2 == 0) {
         // Not under PausedTree: on the H200 the candidate's next timed request then took about
@@ -695,7 +707,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                                                     {"seed", wseed}, {"sync_each", !gpu}, {"commit", true}},
                                                    {}, eo.timeouts.reference_s, m);
         if (!cal) return;
-        calibration = std::min(calibration, ms_since(t0));
+        const double cal_ms = ms_since(t0);
+        m.phase_ms["wall_check/calibration"] += cal_ms;
+        calibration = std::min(calibration, cal_ms);
         continue;
       }
       // An untimed request first (one input set, no call): whatever the process has to catch up
@@ -709,6 +723,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                                      "during the wall-clock check");
       const double ms = ms_since(t1);
       if (!reply) return;
+      m.phase_ms["wall_check/timed"] += ms;
       if (ms < timed) {
         timed = ms;
         host_ms = reply->header.value("host_ms", 0.0);

@@ -78,3 +78,47 @@ def test_sealed_blob_cannot_be_changed_by_the_sender():
     with pytest.raises(PermissionError):
         os.pwrite(sb.fd, b"X", 0)
     sb.close()
+
+
+def test_serve_never_collects_inside_a_request():
+    """The cyclic collector is off inside every handler (a collection there was counted as the
+    wall check's calls); the loop collects after the reply, and freezes what a load left alive."""
+    import gc
+    import threading
+
+    a, b = _pair()
+    seen = {}
+
+    def load(req, blobs):
+        seen["load"] = gc.isenabled()
+        seen["cycle"] = []
+        seen["cycle"].append(seen["cycle"])  # a reference cycle left alive by the load
+        return {"ok": True}
+
+    def work(req, blobs):
+        seen["work"] = gc.isenabled()
+        for _ in range(3 * gc.get_threshold()[0]):  # well past the threshold: no collection runs
+            x = []
+            x.append(x)
+        seen["count_in_request"] = gc.get_count()[0]
+        return {"ok": True}
+
+    was = gc.isenabled()
+    frozen_before = gc.get_freeze_count()
+    t = threading.Thread(target=protocol.serve, args=(b, {"load": load, "work": work}, lambda e: {"ok": False}),
+                         kwargs={"freeze_after": ("load",)})
+    t.start()
+    try:
+        for op in ("load", "work", "work"):
+            protocol.send(a, {"op": op}, [])
+            assert protocol.recv(a)[0]["ok"] is True
+        protocol.send(a, {"op": "exit"}, [])
+        t.join(10)
+        assert not t.is_alive()
+        assert seen["load"] is False and seen["work"] is False
+        assert seen["count_in_request"] >= 2 * gc.get_threshold()[0]
+        assert gc.get_freeze_count() > frozen_before
+    finally:
+        gc.unfreeze()
+        if was:
+            gc.enable()
