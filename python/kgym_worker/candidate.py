@@ -311,7 +311,9 @@ class CandidateExecutor:
                                     sync_each=bool(req.get("sync_each", True)), keep=outs)
         rec = {"ok": True, "host_ms": host_ms}
         if not req.get("call", True):
-            # The untimed request before a timed one: no collection left pending for it.
+            # The untimed request before a timed one: the blocks of the outputs the timed request
+            # keeps alive reserved in the caching allocator, no collection left pending for it.
+            self._reserve(int(req.get("reserve_n", 0)), int(req.get("reserve_bytes", 0)))
             protocol.settle()
         if commit:
             # The commitment to every call's output, inside the timed request: the supervisor then
@@ -320,6 +322,16 @@ class CandidateExecutor:
             rec["fingerprints"] = [common.commitment(o) for o in outs]
             self._wall_outputs = outs
         return rec
+
+    def _reserve(self, n: int, nbytes: int) -> None:
+        """``n`` device blocks of ``nbytes`` allocated and freed (they stay in torch's cache)."""
+        if not self.device.startswith("cuda") or n <= 0 or nbytes <= 0 or n * nbytes > (4 << 30):
+            return
+        try:
+            blocks = [torch.empty(nbytes, dtype=torch.uint8, device=self.device) for _ in range(n)]
+            del blocks
+        except RuntimeError:  # out of memory: the timed request allocates as it goes
+            pass
 
     def wall_output(self, req, blobs):
         """The outputs of the given calls of the last committed wall request (then forgotten)."""
