@@ -176,7 +176,9 @@ struct Measurements {
   /// `wall_check`, `profiler_start`, `trace`. A phase that did not run is absent. Keys with a "/"
   /// are parts of the phase before it, already counted there: `cases/make`, `cases/run_first`
   /// (the first call, with any JIT build), `cases/run`, `cases/compare`, `cases/inputs_fallback`,
-  /// the same under `other_shape/`, and `wall_check/rechecks`.
+  /// the same under `other_shape/`, `wall_check/calibration` (the reference's calibration
+  /// requests, all of them), `wall_check/timed` (the candidate's committed timed requests, all of
+  /// them) and `wall_check/rechecks`.
   std::map<std::string, double> phase_ms;
 };
 

@@ -269,7 +269,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");
   cmd->add_flag("--no-compile-baseline", a->no_compile_baseline, "Do not time torch.compile");
   cmd->add_flag("--no-timing", a->no_timing, "Check correctness only");
-  cmd->add_option("--jobs", a->jobs, "Candidates loading/building at once (default 1 on cpu, 8 on cuda)");
+  cmd->add_option("--jobs", a->jobs, "Candidates loading/building at once (0: the default, 1 on cpu, 8 on cuda)")
+      ->check(CLI::Range(0, 256));
   cmd->add_option("--python", a->python, "Python interpreter with torch 2.11")->capture_default_str();
   cmd->add_option("--timeout-load", a->eval.timeouts.load_s, "Seconds for parse+import+build+construct")->capture_default_str();
   cmd->add_option("--timeout-case", a->eval.timeouts.case_s, "Seconds for one correctness case")->capture_default_str();

@@ -95,7 +95,8 @@ void add_generate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile", a->profile, "Policy profile for judging turns")->capture_default_str();
   cmd->add_option("--cases", a->cases, "Correctness cases per judged turn")->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_flag("--no-timing", a->no_timing, "Judge turns for correctness only");
-  cmd->add_option("--jobs", a->jobs, "Candidates building at once (multi-turn)");
+  cmd->add_option("--jobs", a->jobs, "Candidates building at once (multi-turn; 0: the default, 1 on cpu, 8 on cuda)")
+      ->check(CLI::Range(0, 256));
   cmd->add_option("--python", a->python, "Python interpreter with torch 2.11")->capture_default_str();
   cmd->callback([a, &exit_code] {
     run_generate(*a);

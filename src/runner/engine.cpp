@@ -694,15 +694,15 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     for (int i = 0; i < 5; ++i) {
       const std::uint64_t wseed = fresh_seed();
       if (i % 2 == 0) {
-        // Untimed first: a garbage collection left over from the reference's last request, and
-        // its device work, are not counted as calibration (protocol.serve).
+        // The candidate's process tree is stopped while the reference calibrates: a child that
+        // spins whenever the candidate is idle slowed the calibration and so lowered the floor
+        // (H200, 2026-12-01: rt3_hog_baseline passed 2.63x). The pause itself costs nothing
+        // measurable: the 4x floors first blamed on it came from garbage collections inside the
+        // requests (protocol.serve). The settle request first, untimed: no collection pending
+        // in the reference and its device idle.
+        PausedTree paused(c.pid());
         if (!ask_reference({{"op", "settle"}}, {}, eo.timeouts.reference_s, m)) return;
-      }
-      const auto t0 = clock::now();
-      if (i % 2 == 0) {
-        // Not under PausedTree: on the H200 the candidate's next timed request then took about
-        // 10 ms more for 4 of 15 honest rows (floors 4x too high); a hog during calibration is
-        // left to the CPU gap rule and the residual is in docs/timing.md.
+        const auto t0 = clock::now();
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
                                                     {"seed", wseed}, {"sync_each", !gpu}, {"commit", true}},
                                                    {}, eo.timeouts.reference_s, m);
@@ -822,7 +822,12 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
     } catch (const Error&) {
     }
     throw Error(ErrorKind::usage, "device '" + impl_->options.device + "' is not usable: the reference worker "
-                                  "could not start on it (" + e.what() + "). Worker log:\n" + log);
+                                  "could not start on it (" + e.what() + "). " +
+                                  (impl_->options.device.rfind("cuda", 0) == 0
+                                       ? "Is there an NVIDIA GPU and driver here (nvidia-smi)? Use --device cpu "
+                                         "otherwise. "
+                                       : "") +
+                                  "Worker log:\n" + log);
   }
 }
 Engine::~Engine() = default;

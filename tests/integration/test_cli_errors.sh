@@ -24,12 +24,13 @@ expect 2 "bad.jsonl:2" -- "$KGYM" eval --suite "$S" --candidates "$T/bad.jsonl" 
 printf '{"task_id": "L1/77_Unknown", "code": "x"}\n' > "$T/unknown.jsonl"
 expect 2 "unknown task 'L1/77_Unknown'" -- "$KGYM" eval --suite "$S" --candidates "$T/unknown.jsonl" --out "$T/a.jsonl"
 expect 2 "unknown reward" -- "$KGYM" eval --suite "$S" --candidates "$C" --reward nope --out "$T/a.jsonl"
+expect 2 "jobs: Value -1 not in range" -- "$KGYM" eval --suite "$S" --candidates "$C" --jobs -1 --out "$T/a.jsonl"
 expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/dev.jsonl"
 # An unusable device must not leave an empty verdict file behind (nor truncate an existing one).
 if [ -e "$T/dev.jsonl" ]; then echo "FAIL: --device tpu created $T/dev.jsonl"; fail=1; else echo "ok: no verdict file on a bad device"; fi
 if ! command -v nvidia-smi >/dev/null 2>&1; then
   echo '{"kept": 1}' > "$T/keep.jsonl"
-  expect 2 "not usable" -- "$KGYM" eval --suite "$S" --candidates "$C" --device cuda --out "$T/keep.jsonl"
+  expect 2 "not usable.*Use --device cpu" -- "$KGYM" eval --suite "$S" --candidates "$C" --device cuda --out "$T/keep.jsonl"
   if ! grep -q kept "$T/keep.jsonl"; then echo "FAIL: --device cuda without a GPU truncated --out"; fail=1; else echo "ok: --out kept"; fi
 fi
 cp "$C/19_ReLU/honest.py" "$T/single.py"
