@@ -124,6 +124,10 @@ class CandidateExecutor:
         rec["tampered"] = self._tampered()
         # H02 from import time: a Python thread the import or ModelNew() left running can do a
         # call's work after the call returned, and the per-call census sees it before and after.
+        # Garbage is collected first: a finalizer on a cycle left by the import would otherwise
+        # start its thread after this check, in the collection after the reply (red team,
+        # 2026-12-01); _call also refuses any Python thread not alive when the worker started.
+        protocol.settle()
         started = [t for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start]
         if started:
             rec["tampered"].append("a Python thread started while importing or constructing the candidate is "
@@ -135,12 +139,17 @@ class CandidateExecutor:
         """One observed call: census before/after, device sync, identity check after.
         Returns (output, thread-leak description or '')."""
         before = integrity.thread_census()
+        # A Python thread started between calls (a finalizer in a garbage collection, a timer)
+        # can do a call's work while no census looks.
+        stray = sorted(t.name for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start)
         with torch.no_grad():
             common.synchronize(self.device)
             out = self.model(*inputs)
             common.synchronize(self.device)
         after = integrity.thread_census()
         leak = integrity.census_leak(before, after)
+        if stray and not leak:
+            leak = f"Python thread(s) started outside any call are running: {stray}"
         if not leak and not first and integrity.native_growth(before, after):
             leak = f"native thread count grew from {before[1]} to {after[1]} during the call"
         self.calls += 1

@@ -137,6 +137,10 @@ def precision_flags() -> dict:
             out[name] = str(getter())
         except Exception:  # noqa: BLE001 - a flag this torch does not have
             pass
+    # Not precision, but the same kind: the CPU thread pools. A candidate that raised them got
+    # parallel CPU work against the one-thread baseline (red team, 2026-12-01).
+    out["intra_op_threads"] = str(torch.get_num_threads())
+    out["interop_threads"] = str(torch.get_num_interop_threads())
     return out
 
 
@@ -151,6 +155,11 @@ def restore_precision_flags(flags: dict) -> None:
             flags.get("cuda.matmul.allow_fp16_reduced_precision_reduction") == "True"
         b.cuda.matmul.allow_bf16_reduced_precision_reduction = \
             flags.get("cuda.matmul.allow_bf16_reduced_precision_reduction") == "True"
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        if "intra_op_threads" in flags and str(torch.get_num_threads()) != flags["intra_op_threads"]:
+            torch.set_num_threads(int(flags["intra_op_threads"]))
     except Exception:  # noqa: BLE001
         pass
 

@@ -133,8 +133,14 @@ class PhaseClock {
   std::chrono::steady_clock::time_point t_;
 };
 
-/// The pids of `root`, the processes below it (by parent pid, from /proc) and its process group.
-std::vector<pid_t> process_tree(pid_t root) {
+/// The pids to stop while the reference measures: `root` (the candidate's worker), the processes
+/// below it (by parent pid, from /proc) and its process group, and every process below `zygote`
+/// except `keep` (the reference worker) and the processes below that. The zygote is a child
+/// subreaper, so a child that escapes the candidate's tree and group (double fork and setsid)
+/// comes back under it (red team, 2026-12-01: such hogs inflated the eager baseline 2 to 2.7x);
+/// other candidates' workers there are stopped too, which only delays them. Never the zygote,
+/// the supervisor or its process group.
+std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   std::map<pid_t, std::vector<pid_t>> children;
   std::vector<pid_t> out;
   // The candidate's own process group (each worker gets one); never the supervisor's.
@@ -156,31 +162,44 @@ std::vector<pid_t> process_tree(pid_t root) {
     children[static_cast<pid_t>(ppid)].push_back(pid);
     if (group > 1 && pgrp == group && pid != root) out.push_back(pid);
   }
-  std::vector<pid_t> todo = {root};
-  while (!todo.empty()) {
-    const pid_t p = todo.back();
-    todo.pop_back();
-    out.push_back(p);
-    for (pid_t c : children[p]) todo.push_back(c);
-  }
+  auto below = [&](pid_t top, pid_t skip, bool with_top) {
+    std::vector<pid_t> todo = {top};
+    while (!todo.empty()) {
+      const pid_t p = todo.back();
+      todo.pop_back();
+      if (p == skip) continue;
+      if (p != top || with_top) out.push_back(p);
+      for (pid_t c : children[p]) todo.push_back(c);
+    }
+  };
+  below(root, -1, true);
+  if (zygote > 1) below(zygote, keep, false);
+  const pid_t self = ::getpid(), self_group = ::getpgrp();
+  std::erase_if(out, [&](pid_t p) { return p <= 1 || p == self || p == zygote || p == self_group; });
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
-/// Stops the candidate's process, the processes below it and its process group (SIGSTOP) for
-/// its lifetime and continues them after: the reference's baselines are timed while the
-/// candidate has nothing to do, and a child process (or thread) spinning only then slowed them
-/// (red team, 2026-12-01: 2 to 3x, also under strict). The tree is scanned twice so that a
-/// process forked during the first pass is stopped too.
+/// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
+/// after: the reference's baselines and the wall check's calibration are timed while nothing
+/// the candidate started can run, and a child process spinning only then slowed them (red team,
+/// 2026-12-01: 2 to 3x, also under strict). The scan repeats until a pass finds nothing new (at
+/// most 16 passes), so that a process forked during a pass, or a chain that keeps re-forking,
+/// is stopped too.
 class PausedTree {
  public:
-  explicit PausedTree(pid_t root) {
+  PausedTree(pid_t root, pid_t zygote, pid_t keep) {
     if (root <= 1 || root == ::getpid()) return;
-    for (int pass = 0; pass < 2; ++pass)
-      for (pid_t p : process_tree(root))
-        if (p != ::getpid() && std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0)
+    for (int pass = 0; pass < 16; ++pass) {
+      bool found = false;
+      for (pid_t p : pausable_processes(root, zygote, keep))
+        if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) {
           pids_.push_back(p);
+          found = true;
+        }
+      if (!found && pass >= 1) break;
+    }
   }
   ~PausedTree() {
     for (pid_t p : pids_) ::kill(p, SIGCONT);
@@ -641,7 +660,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       const auto t0 = clock::now();
       std::optional<Message> r;
       {
-        PausedTree paused(c.pid());
+        PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
         r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
                            {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
                           {}, eo.timeouts.reference_s, m);
@@ -700,7 +719,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // measurable: the 4x floors first blamed on it came from garbage collections inside the
         // requests (protocol.serve). The settle request first, untimed: no collection pending
         // in the reference and its device idle.
-        PausedTree paused(c.pid());
+        PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
         if (!ask_reference({{"op", "settle"}}, {}, eo.timeouts.reference_s, m)) return;
         const auto t0 = clock::now();
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},

@@ -43,6 +43,8 @@ class Zygote {
   std::pair<pid_t, Channel> spawn(const SpawnSpec& spec);
   /// Waits up to `timeout_s` for the worker to exit (then SIGKILLs its process group).
   ExitStatus reap(pid_t pid, double timeout_s);
+  /// The zygote's pid (the parent of every worker, and a child subreaper).
+  pid_t pid() const { return pid_; }
 
  private:
   std::mutex mutex_;
