@@ -124,16 +124,20 @@ class CandidateExecutor:
         rec["tampered"] = self._tampered()
         # H02 from import time: a Python thread the import or ModelNew() left running can do a
         # call's work after the call returned, and the per-call census sees it before and after.
-        # Garbage is collected first: a finalizer on a cycle left by the import would otherwise
-        # start its thread after this check, in the collection after the reply (red team,
-        # 2026-12-01); _call also refuses any Python thread not alive when the worker started.
-        protocol.settle()
-        started = [t for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start]
+        # Garbage is collected first (and what is left frozen, see protocol.serve): a finalizer on
+        # a cycle left by the import would otherwise start its thread after this check, in the
+        # collection after the reply (red team, 2026-12-01); _call refuses such threads too.
+        protocol.settle(freeze=True)
+        started = self._stray_threads()
         if started:
             rec["tampered"].append("a Python thread started while importing or constructing the candidate is "
-                                   "still running: " + ", ".join(sorted(t.name for t in started)))
+                                   "still running: " + ", ".join(started))
         rec["ok"] = True
         return rec
+
+    def _stray_threads(self) -> list:
+        """Names of live Python threads that were not alive when this worker started (sorted)."""
+        return sorted(t.name for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start)
 
     def _call(self, inputs, first: bool):
         """One observed call: census before/after, device sync, identity check after.
@@ -141,7 +145,7 @@ class CandidateExecutor:
         before = integrity.thread_census()
         # A Python thread started between calls (a finalizer in a garbage collection, a timer)
         # can do a call's work while no census looks.
-        stray = sorted(t.name for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start)
+        stray = self._stray_threads()
         with torch.no_grad():
             common.synchronize(self.device)
             out = self.model(*inputs)
@@ -389,4 +393,4 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
                 "wall_output": ex.wall_output,
                 "warm_profiler": ex.warm_profiler, "trace": ex.trace}
     protocol.serve(sock, handlers,
-                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"}, freeze_after=("load",))
+                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})

@@ -179,12 +179,16 @@ def recv(sock: socket.socket):
             os.close(f)
 
 
-def settle() -> None:
-    """A full garbage collection now, so that none is pending for the next request (see serve)."""
+def settle(freeze: bool = False) -> None:
+    """A full garbage collection now, so that none is pending for the next request (see serve);
+    with ``freeze`` (after loading a task or a candidate) everything still alive is then frozen
+    (``gc.freeze``), so that later collections look only at what requests create."""
     gc.collect()
+    if freeze:
+        gc.freeze()
 
 
-def serve(sock: socket.socket, handlers: dict, on_error, freeze_after=()) -> None:
+def serve(sock: socket.socket, handlers: dict, on_error) -> None:
     """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
     (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
     or a handler exception is answered with ``on_error(exc)``; the loop goes on.
@@ -193,10 +197,8 @@ def serve(sock: socket.socket, handlers: dict, on_error, freeze_after=()) -> Non
     requests with its own clock (the wall-clock floor and its calibration, docs/timing.md), and a
     full collection, which lands wherever an allocation crosses the threshold, cost them up to
     about 10 ms on the H200's host. The loop collects after sending a reply instead, when the
-    allocations since the last collection passed the threshold; after the ops in
-    ``freeze_after`` (loading a task or a candidate) everything alive is frozen (``gc.freeze``),
-    so that later collections look only at what requests create. A request that must leave no
-    collection pending for the next one calls ``settle()``."""
+    allocations since the last collection passed the threshold. A request that must leave no
+    collection pending for the next one calls ``settle()`` (loads: ``settle(freeze=True)``)."""
     gc.disable()
     while True:
         try:
@@ -216,8 +218,5 @@ def serve(sock: socket.socket, handlers: dict, on_error, freeze_after=()) -> Non
         if isinstance(reply, tuple):
             reply, out_blobs = reply
         send(sock, reply, out_blobs)
-        if op in freeze_after:
-            settle()
-            gc.freeze()
-        elif gc.get_count()[0] >= gc.get_threshold()[0]:
+        if gc.get_count()[0] >= gc.get_threshold()[0]:
             gc.collect()

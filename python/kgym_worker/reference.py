@@ -179,6 +179,7 @@ class ReferenceWorker:
             task["roofline"] = self._roofline(module, model)
         except Exception as exc:  # noqa: BLE001 - e.g. an op the FLOP counter cannot see
             task["roofline"] = {"applied": False, "note": f"roofline unavailable: {type(exc).__name__}: {exc}"}
+        protocol.settle(freeze=True)  # what the task left alive is never scanned again (protocol.serve)
         return {"ok": True, "scaled": scaled, "roofline": task["roofline"],
                 "precision_flags": integrity.precision_flags()}
 
@@ -465,5 +466,4 @@ def serve(sock, device: str, workdir: str) -> None:
            "time", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
-                                "traceback": traceback.format_exc()[-8000:]},
-                   freeze_after=("load_task",))
+                                "traceback": traceback.format_exc()[-8000:]})

@@ -138,8 +138,8 @@ class PhaseClock {
 /// except `keep` (the reference worker) and the processes below that. The zygote is a child
 /// subreaper, so a child that escapes the candidate's tree and group (double fork and setsid)
 /// comes back under it (red team, 2026-12-01: such hogs inflated the eager baseline 2 to 2.7x);
-/// other candidates' workers there are stopped too, which only delays them. Never the zygote,
-/// the supervisor or its process group.
+/// other candidates' workers there are stopped too, which only delays them. Never the zygote
+/// or the supervisor.
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   std::map<pid_t, std::vector<pid_t>> children;
   std::vector<pid_t> out;
@@ -174,8 +174,8 @@ std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   };
   below(root, -1, true);
   if (zygote > 1) below(zygote, keep, false);
-  const pid_t self = ::getpid(), self_group = ::getpgrp();
-  std::erase_if(out, [&](pid_t p) { return p <= 1 || p == self || p == zygote || p == self_group; });
+  const pid_t self = ::getpid();
+  std::erase_if(out, [&](pid_t p) { return p <= 1 || p == self || p == zygote; });
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
