@@ -104,6 +104,10 @@ struct TimingRecord {
   int threads_leaked = 0;      ///< calls after which a thread they started was still alive
   std::string thread_detail;
   std::vector<std::string> tampered;  ///< harness functions replaced / precision flags changed
+  /// Processes of the candidate other than its worker that held the GPU (a /dev/nvidia* file
+  /// open) while the reference measured, one line each ("pid 123 (python3) holds /dev/nvidia0");
+  /// on a CPU run the worker itself counts too. Found by the supervisor (runner::foreign_gpu_holders).
+  std::vector<std::string> foreign_gpu_processes;
   std::map<std::string, std::string> precision_flags;  ///< the process's precision flags (H40)
   std::vector<CaseRecord> rechecks;  ///< timed outputs rechecked by the reference (D3); index = call
   int wall_check_calls = 0;    ///< synchronised calls timed by the supervisor's wall clock

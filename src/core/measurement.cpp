@@ -143,6 +143,7 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"rounds", v.rounds}, {"l2_persist_reset", v.l2_persist_reset},
        {"l2_persist_violations", v.l2_persist_violations}, {"threads_leaked", v.threads_leaked},
        {"thread_detail", v.thread_detail}, {"tampered", v.tampered},
+       {"foreign_gpu_processes", v.foreign_gpu_processes},
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
        {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
        {"wall_check_host_ms", v.wall_check_host_ms},
@@ -163,6 +164,7 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "threads_leaked", v.threads_leaked);
   get_if(j, "thread_detail", v.thread_detail);
   get_if(j, "tampered", v.tampered);
+  get_if(j, "foreign_gpu_processes", v.foreign_gpu_processes);
   get_if(j, "precision_flags", v.precision_flags);
   get_if(j, "rechecks", v.rechecks);
   get_if(j, "wall_check_calls", v.wall_check_calls);

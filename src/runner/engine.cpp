@@ -23,6 +23,7 @@
 #include "kgym/paths.hpp"
 #include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
+#include "proctree.hpp"
 #include "workers.hpp"
 
 namespace kgym {
@@ -31,6 +32,7 @@ using runner::Blob;
 using runner::ChannelClosed;
 using runner::ChannelTimeout;
 using runner::Message;
+using runner::PausedTree;
 using runner::SpawnSpec;
 using runner::Worker;
 
@@ -131,84 +133,6 @@ class PhaseClock {
   Measurements& m_;
   std::string prefix_;
   std::chrono::steady_clock::time_point t_;
-};
-
-/// The pids to stop while the reference measures: `root` (the candidate's worker), the processes
-/// below it (by parent pid, from /proc) and its process group, and every process below `zygote`
-/// except `keep` (the reference worker) and the processes below that. The zygote is a child
-/// subreaper, so a child that escapes the candidate's tree and group (double fork and setsid)
-/// comes back under it (red team, 2026-12-01: such hogs inflated the eager baseline 2 to 2.7x);
-/// other candidates' workers there are stopped too, which only delays them. Never the zygote
-/// or the supervisor.
-std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
-  std::map<pid_t, std::vector<pid_t>> children;
-  std::vector<pid_t> out;
-  // The candidate's own process group (each worker gets one); never the supervisor's.
-  pid_t group = ::getpgid(root);
-  if (group == ::getpgrp()) group = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream f(e.path() / "stat");
-    std::string stat;
-    if (!std::getline(f, stat)) continue;
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    char state = 0;
-    long ppid = 0, pgrp = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
-    const pid_t pid = static_cast<pid_t>(std::stol(name));
-    children[static_cast<pid_t>(ppid)].push_back(pid);
-    if (group > 1 && pgrp == group && pid != root) out.push_back(pid);
-  }
-  auto below = [&](pid_t top, pid_t skip, bool with_top) {
-    std::vector<pid_t> todo = {top};
-    while (!todo.empty()) {
-      const pid_t p = todo.back();
-      todo.pop_back();
-      if (p == skip) continue;
-      if (p != top || with_top) out.push_back(p);
-      for (pid_t c : children[p]) todo.push_back(c);
-    }
-  };
-  below(root, -1, true);
-  if (zygote > 1) below(zygote, keep, false);
-  const pid_t self = ::getpid();
-  std::erase_if(out, [&](pid_t p) { return p <= 1 || p == self || p == zygote; });
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-/// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
-/// after: the reference's baselines and the wall check's calibration are timed while nothing
-/// the candidate started can run, and a child process spinning only then slowed them (red team,
-/// 2026-12-01: 2 to 3x, also under strict). The scan repeats until a pass finds nothing new (at
-/// most 16 passes), so that a process forked during a pass, or a chain that keeps re-forking,
-/// is stopped too.
-class PausedTree {
- public:
-  PausedTree(pid_t root, pid_t zygote, pid_t keep) {
-    if (root <= 1 || root == ::getpid()) return;
-    for (int pass = 0; pass < 16; ++pass) {
-      bool found = false;
-      for (pid_t p : pausable_processes(root, zygote, keep))
-        if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) {
-          pids_.push_back(p);
-          found = true;
-        }
-      if (!found && pass >= 1) break;
-    }
-  }
-  ~PausedTree() {
-    for (pid_t p : pids_) ::kill(p, SIGCONT);
-  }
-  PausedTree(const PausedTree&) = delete;
-  PausedTree& operator=(const PausedTree&) = delete;
-
- private:
-  std::vector<pid_t> pids_;
 };
 
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
@@ -556,6 +480,19 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   std::mt19937_64 rng(random_seed());
   auto fresh_seed = [&] { return rng() & ((1ULL << 63) - 1); };
   std::optional<TimingRecord> cand, eager, compiled;
+  // Processes of the candidate other than its worker that hold the GPU, looked for while its
+  // tree is stopped (before each baseline and each calibration): a second CUDA context runs
+  // kernels that no trace sees and shares the GPU with the reference's measurements (red team
+  // rt5). On a CPU run the worker itself must not hold it either.
+  std::vector<std::string> gpu_holders;
+  auto note_gpu_holders = [&] {
+    const bool cpu = worker_device == "cpu";
+    std::set<pid_t> workers = zygote->workers();
+    if (cpu) workers.erase(c.pid());
+    for (auto& line : runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu))
+      if (std::find(gpu_holders.begin(), gpu_holders.end(), line) == gpu_holders.end())
+        gpu_holders.push_back(std::move(line));
+  };
   auto candidate_request = [&](const nlohmann::json& req, const char* what) -> std::optional<Message> {
     try {
       return c.request(req, {}, eo.timeouts.timing_s);
@@ -661,6 +598,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       std::optional<Message> r;
       {
         PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
+        note_gpu_holders();
         r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
                            {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
                           {}, eo.timeouts.reference_s, m);
@@ -678,6 +616,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (compiled) compiled->rounds = rounds;
   m.eager_timing = eager;
   m.compile_timing = compiled;
+  if (cand) cand->foreign_gpu_processes = gpu_holders;
   m.candidate_timing = cand;
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
   TimingRecord& timing = *m.candidate_timing;  // the wall check adds to the recorded timing
@@ -720,6 +659,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // requests (protocol.serve). The settle request first, untimed: no collection pending
         // in the reference and its device idle.
         PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
+        note_gpu_holders();
         if (!ask_reference({{"op", "settle"}}, {}, eo.timeouts.reference_s, m)) return;
         const auto t0 = clock::now();
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
@@ -787,6 +727,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (more == n_wall) break;
     n_wall = more;
   }
+  for (auto& line : gpu_holders)
+    if (std::find(timing.foreign_gpu_processes.begin(), timing.foreign_gpu_processes.end(), line) ==
+        timing.foreign_gpu_processes.end())
+      timing.foreign_gpu_processes.push_back(line);
   timing.wall_check_calls = n_wall;
   // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
   // through), and never below the reference's calibration: a reply faster than generating the

@@ -119,7 +119,9 @@ std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
     Message reply = control_.recv(after(60));
     if (!reply.header.value("ok", false))
       throw Error(ErrorKind::worker, "zygote refused to spawn: " + reply.header.value("error", std::string("?")));
-    return {reply.header.at("pid").get<pid_t>(), std::move(mine)};
+    const pid_t pid = reply.header.at("pid").get<pid_t>();
+    workers_.insert(pid);
+    return {pid, std::move(mine)};
   } catch (const ChannelClosed&) {
     throw Error(ErrorKind::worker, "the worker zygote died; log " + log_path_.string() + ":\n" + tail_of(log_path_));
   } catch (const ChannelTimeout&) {
@@ -127,9 +129,15 @@ std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
   }
 }
 
+std::set<pid_t> Zygote::workers() {
+  std::lock_guard lock(mutex_);
+  return workers_;
+}
+
 ExitStatus Zygote::reap(pid_t pid, double timeout_s) {
   std::lock_guard lock(mutex_);
   try {
+    workers_.erase(pid);
     control_.send({{"op", "reap"}, {"pid", pid}, {"timeout", timeout_s}});
     Message reply = control_.recv(after(timeout_s + 30));
     return {reply.header.value("signal", 0), reply.header.value("exit_code", 0)};

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "channel.hpp"
@@ -45,11 +46,14 @@ class Zygote {
   ExitStatus reap(pid_t pid, double timeout_s);
   /// The zygote's pid (the parent of every worker, and a child subreaper).
   pid_t pid() const { return pid_; }
+  /// The pids of the workers spawned and not yet reaped (reference and candidates).
+  std::set<pid_t> workers();
 
  private:
   std::mutex mutex_;
   Channel control_;
   pid_t pid_ = -1;
+  std::set<pid_t> workers_;
   std::filesystem::path log_path_;
 };
 

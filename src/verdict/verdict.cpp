@@ -248,6 +248,12 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   if (t.threads_leaked > 0)
     return end(Outcome::contract_violation, Gate::timing,
                fmt::format("{} timed call(s) left a thread running: {}", t.threads_leaked, t.thread_detail));
+  if (!t.foreign_gpu_processes.empty())
+    return end(Outcome::contract_violation, Gate::timing,
+               "[process] a process of the candidate other than its worker held the GPU: " +
+                   join(t.foreign_gpu_processes) +
+                   " (kgym traces and times one CUDA context per candidate, its worker's: its kernels "
+                   "must run there, not in a child process)");
   for (const CaseRecord& r : t.rechecks) {
     const std::string label = r.transform == "wall"
                                   ? fmt::format("wall-clock check call {} (rechecked)", r.index)

@@ -295,6 +295,21 @@ TEST(JudgeIntegrity, TamperAtImportIsContractViolation) {
   EXPECT_NE(v.messages.front().find("[tamper]"), std::string::npos);
 }
 
+TEST(JudgeIntegrity, AnotherProcessHoldingTheGpuIsContractViolation) {
+  Measurements m = correct_and_timed(1, 2);
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+  m.candidate_timing->foreign_gpu_processes = {"pid 4242 (python3) holds /dev/nvidia0"};
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::contract_violation);
+  EXPECT_EQ(v.gate, Gate::timing);
+  EXPECT_NE(v.messages.front().find("[process]"), std::string::npos);
+  EXPECT_NE(v.messages.front().find("pid 4242"), std::string::npos);
+  // It survives the verdict file (to_json / from_json).
+  nlohmann::json j = m;
+  Measurements back = j.get<Measurements>();
+  EXPECT_EQ(judge(back).outcome, Outcome::contract_violation);
+}
+
 TEST(JudgeIntegrity, CaseContractObservations) {
   Measurements thread = correct_and_timed(1, 2);
   thread.cases[1].threads_leaked = true;

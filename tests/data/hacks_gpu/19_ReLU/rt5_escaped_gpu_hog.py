@@ -1,7 +1,12 @@
-# expect: passed|timing_invalid, speedup <= 1.5
+# expect: contract_violation|passed, speedup <= 1.5
 # Fixed the same day: the pause stops every process below the zygote (a child subreaper: escaped
-# children come back under it) except the reference worker (engine.cpp, pausable_processes).
-# Red team rt5 (written on CPU, 2026-12-01; NOT yet run on a GPU): honest ReLU; a process that escapes
+# children come back under it) except the reference worker (runner::pausable_processes); on the
+# H200 (session 6) it then passed at 0.667x (honest ReLU 0.58x). A kernel it queued before the
+# pause would still run during the baselines, so since session 6 a process of the candidate other
+# than its worker that holds the GPU is a contract violation ([process], runner::foreign_gpu_holders).
+# `passed` stays allowed (bounded): the hog's fresh `import torch` takes seconds, and a verdict can end
+# before it holds the GPU (rt6_helper_context.py is the deterministic case of the kind).
+# Red team rt5 (written on CPU, 2026-12-01): honest ReLU; a process that escapes
 # PausedTree (double fork + setsid: re-parented to the zygote, own session and process group) and
 # execs a fresh Python with its own CUDA context. It launches spin kernels only while the
 # candidate's tree is stopped (a heartbeat child that stays in the tree stops with it) after timed

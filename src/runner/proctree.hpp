@@ -1,0 +1,58 @@
+#pragma once
+// The candidate's processes as /proc shows them: which to stop while the reference measures
+// (PausedTree) and which hold the GPU besides the candidate's worker (foreign_gpu_holders).
+// Internal to the runner component; Linux only.
+
+#include <sys/types.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kgym::runner {
+
+/// The pids to stop while the reference measures: `root` (the candidate's worker), the processes
+/// below it (by parent pid, from /proc) and its process group, and every process below `zygote`
+/// except `keep` (the reference worker) and the processes below that. The zygote is a child
+/// subreaper, so a child that escapes the candidate's tree and group (double fork and setsid)
+/// comes back under it (red team, 2026-12-01: such hogs inflated the eager baseline 2 to 2.7x);
+/// other candidates' workers there are stopped too, which only delays them. Never the zygote
+/// or the supervisor. `zygote` or `keep` <= 1: none.
+std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep);
+
+/// The processes that belong to the candidate whose worker is `root`, other than `root` unless
+/// `with_root` (a CPU run, where the worker must not hold the GPU either), that
+/// hold an open file whose path starts with `device_prefix` ("/dev/nvidia": a CUDA context needs
+/// /dev/nvidiactl and /dev/nvidiaN open), one line each ("pid 123 (python3) holds /dev/nvidia0").
+/// The candidate's processes: those below `root` or in its process group, and those re-parented
+/// to `zygote` (a child subreaper) that are neither a worker in `workers` nor below one. kgym
+/// traces the kernels of one CUDA context, the worker's (issue 4, launch accounting); a second
+/// context in a helper process runs kernels no trace sees and shares the GPU with the reference's
+/// baselines (red team rt5: an escaped process spinning kernels while the baselines were timed).
+/// With several candidates at once (--jobs), an orphan of another candidate's tree counts as
+/// this one's (/proc no longer says whose it was).
+std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
+                                             bool with_root = false,
+                                             const std::string& device_prefix = "/dev/nvidia");
+
+/// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
+/// after: the reference's baselines and the wall check's calibration are timed while nothing
+/// the candidate started can run, and a child process spinning only then slowed them (red team,
+/// 2026-12-01: 2 to 3x, also under strict). The scan repeats until a pass finds nothing new (at
+/// most 16 passes), so that a process forked during a pass, or a chain that keeps re-forking,
+/// is stopped too. A GPU kernel already queued by such a process keeps running: see
+/// foreign_gpu_holders.
+class PausedTree {
+ public:
+  PausedTree(pid_t root, pid_t zygote, pid_t keep);
+  ~PausedTree();
+  PausedTree(const PausedTree&) = delete;
+  PausedTree& operator=(const PausedTree&) = delete;
+  /// The pids stopped.
+  const std::vector<pid_t>& pids() const { return pids_; }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+}  // namespace kgym::runner

@@ -1,0 +1,111 @@
+// The candidate's processes (src/runner/proctree.hpp): which of them hold a device file besides
+// the candidate's worker (foreign_gpu_holders; the GPU's /dev/nvidia* here replaced by a file in a
+// temporary directory, so that it runs on a CPU machine).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../../src/runner/proctree.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kgym::runner::foreign_gpu_holders;
+
+/// A child that opens `path` (when not empty), says so on a pipe, and sleeps until killed.
+pid_t child_holding(const std::string& path) {
+  int p[2];
+  if (::pipe(p) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(p[0]);
+    if (!path.empty() && ::open(path.c_str(), O_RDONLY) < 0) ::_exit(2);
+    char ok = 1;
+    if (::write(p[1], &ok, 1) != 1) ::_exit(3);
+    for (;;) ::pause();
+  }
+  ::close(p[1]);
+  char ok = 0;
+  if (::read(p[0], &ok, 1) != 1) ok = 0;
+  ::close(p[0]);
+  return ok ? pid : -1;
+}
+
+void stop(pid_t pid) {
+  if (pid <= 0) return;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+}
+
+bool names(const std::vector<std::string>& lines, pid_t pid) {
+  for (const auto& l : lines)
+    if (l.rfind("pid " + std::to_string(pid) + " ", 0) == 0) return true;
+  return false;
+}
+
+class ProcTree : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/kgym-proctree-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    device_ = (fs::path(dir_) / "fakegpu0").string();
+    { std::FILE* f = std::fopen(device_.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+    prefix_ = (fs::path(dir_) / "fakegpu").string();
+  }
+  void TearDown() override {
+    for (pid_t p : kids_) stop(p);
+    fs::remove_all(dir_);
+  }
+  pid_t spawn(bool holding) {
+    const pid_t p = child_holding(holding ? device_ : "");
+    kids_.push_back(p);
+    return p;
+  }
+  std::string dir_, device_, prefix_;
+  std::vector<pid_t> kids_;
+};
+
+TEST_F(ProcTree, NamesChildrenOfTheWorkerThatHoldTheDevice) {
+  const pid_t holder = spawn(true), idle = spawn(false);
+  ASSERT_GT(holder, 0);
+  ASSERT_GT(idle, 0);
+  // This process plays the candidate's worker; its children are the candidate's processes.
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, prefix_);
+  EXPECT_TRUE(names(found, holder));
+  EXPECT_FALSE(names(found, idle));
+  ASSERT_FALSE(found.empty());
+  EXPECT_NE(found.front().find(device_), std::string::npos);
+}
+
+TEST_F(ProcTree, TheWorkerItselfCountsOnlyWithRoot) {
+  const int fd = ::open(device_.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, prefix_), ::getpid()));
+  EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, true, prefix_), ::getpid()));
+  ::close(fd);
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, true, prefix_), ::getpid()));
+}
+
+TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
+  // This process plays the zygote: `worker` is the candidate's worker, `other` another
+  // candidate's worker (it may hold the GPU), `orphan` a re-parented process that is neither.
+  const pid_t worker = spawn(false), other = spawn(true), orphan = spawn(true);
+  ASSERT_GT(worker, 0);
+  ASSERT_GT(other, 0);
+  ASSERT_GT(orphan, 0);
+  const auto found = foreign_gpu_holders(worker, ::getpid(), {worker, other}, false, prefix_);
+  EXPECT_TRUE(names(found, orphan));
+  EXPECT_FALSE(names(found, other));
+  EXPECT_FALSE(names(found, worker));
+}
+
+}  // namespace
