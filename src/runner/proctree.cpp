@@ -1,7 +1,10 @@
 #include "proctree.hpp"
 
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdio>
@@ -74,6 +77,48 @@ std::string comm_of(pid_t pid) {
   return s;
 }
 
+/// The open files of `pid` whose path starts with `prefix`: fd number -> path.
+std::map<int, std::string> device_fds(pid_t pid, const std::string& prefix) {
+  std::map<int, std::string> out;
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code lec;
+    const std::string target = fs::read_symlink(fd.path(), lec).string();
+    if (lec || target.rfind(prefix, 0) != 0) continue;
+    try {
+      out[std::stoi(fd.path().filename().string())] = target;
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+/// 1 when fd `a` of `pa` and fd `b` of `pb` are one open file description (kcmp KCMP_FILE: what a
+/// fork shares), 0 when not, -1 when the kernel cannot say.
+int same_description(pid_t pa, int a, pid_t pb, int b) {
+#ifdef SYS_kcmp
+  const long r = ::syscall(SYS_kcmp, pa, pb, 0 /* KCMP_FILE */, a, b);
+  if (r == 0) return 1;
+  if (r > 0) return 0;
+  return -1;
+#else
+  (void)pa, (void)a, (void)pb, (void)b;
+  return -1;
+#endif
+}
+
+/// Whether `pid` maps a file whose path starts with `prefix` (a CUDA context maps /dev/nvidia*;
+/// the driver's mappings are not copied into a fork).
+bool maps_device(pid_t pid, const std::string& prefix) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto slash = line.find('/');
+    if (slash != std::string::npos && line.compare(slash, prefix.size(), prefix) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
@@ -110,13 +155,26 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
   mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
   std::vector<std::string> found;
   const pid_t self = ::getpid();
+  // The worker's own descriptions: a child forked from the worker shares them without having a
+  // context of its own (CUDA cannot be used after a fork), so only files it opened itself count.
+  const auto root_fds = with_root ? std::map<int, std::string>{} : device_fds(root, device_prefix);
   for (pid_t p : mine) {
     if (p == root ? !with_root : (p <= 1 || p == self || p == zygote || workers.count(p))) continue;
-    std::error_code ec;
-    for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(p) + "/fd", ec)) {
-      std::error_code lec;
-      const std::string target = fs::read_symlink(fd.path(), lec).string();
-      if (lec || target.rfind(device_prefix, 0) != 0) continue;
+    // A context maps the device; a process that only opened it (an NVML query), or a child
+    // forked before the worker's context existed, does not (seen on the H200: children forked
+    // at import held /dev/nvidiactl that the worker had since closed).
+    if (!maps_device(p, device_prefix)) continue;
+    for (const auto& [fd, target] : device_fds(p, device_prefix)) {
+      bool inherited = false, unknown = false;
+      for (const auto& [rfd, rtarget] : root_fds) {
+        if (rtarget != target) continue;
+        const int same = same_description(root, rfd, p, fd);
+        if (same == 1) inherited = true;
+        if (same < 0) unknown = true;
+        if (inherited) break;
+      }
+      // Without kcmp, a file it shares by path with the worker is taken for inherited.
+      if (inherited || unknown) continue;
       found.push_back("pid " + std::to_string(p) + " (" + comm_of(p) + ") holds " + target);
       break;
     }

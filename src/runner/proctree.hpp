@@ -21,9 +21,11 @@ namespace kgym::runner {
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep);
 
 /// The processes that belong to the candidate whose worker is `root`, other than `root` unless
-/// `with_root` (a CPU run, where the worker must not hold the GPU either), that
-/// hold an open file whose path starts with `device_prefix` ("/dev/nvidia": a CUDA context needs
-/// /dev/nvidiactl and /dev/nvidiaN open), one line each ("pid 123 (python3) holds /dev/nvidia0").
+/// `with_root` (a CPU run, where the worker must not hold the GPU either), that hold a CUDA
+/// context of their own, one line each ("pid 123 (python3) holds /dev/nvidia0"): they map a file
+/// whose path starts with `device_prefix` ("/dev/nvidia": a context maps /dev/nvidiactl and
+/// /dev/nvidiaN) and have one open that is not an open file description of the worker (kcmp
+/// KCMP_FILE; what a fork of the worker shares does not count: CUDA cannot be used after a fork).
 /// The candidate's processes: those below `root` or in its process group, and those re-parented
 /// to `zygote` (a child subreaper) that are neither a worker in `workers` nor below one. kgym
 /// traces the kernels of one CUDA context, the worker's (issue 4, launch accounting); a second

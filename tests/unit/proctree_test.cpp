@@ -3,6 +3,7 @@
 // temporary directory, so that it runs on a CPU machine).
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,14 +21,26 @@ namespace {
 namespace fs = std::filesystem;
 using kgym::runner::foreign_gpu_holders;
 
-/// A child that opens `path` (when not empty), says so on a pipe, and sleeps until killed.
-pid_t child_holding(const std::string& path) {
+/// Opens `path` and maps its first page (what a CUDA context does with /dev/nvidia*); -1 on error.
+int open_and_map(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  if (::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// A child that opens `path` (when not empty) and, with `map`, maps it; says so on a pipe and
+/// sleeps until killed.
+pid_t child_holding(const std::string& path, bool map) {
   int p[2];
   if (::pipe(p) != 0) return -1;
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(p[0]);
-    if (!path.empty() && ::open(path.c_str(), O_RDONLY) < 0) ::_exit(2);
+    if (!path.empty() && (map ? open_and_map(path) : ::open(path.c_str(), O_RDONLY)) < 0) ::_exit(2);
     char ok = 1;
     if (::write(p[1], &ok, 1) != 1) ::_exit(3);
     for (;;) ::pause();
@@ -58,15 +71,22 @@ class ProcTree : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     device_ = (fs::path(dir_) / "fakegpu0").string();
-    { std::FILE* f = std::fopen(device_.c_str(), "w"); ASSERT_NE(f, nullptr); std::fclose(f); }
+    {
+      std::FILE* f = std::fopen(device_.c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      const std::string page(4096, 'x');
+      std::fwrite(page.data(), 1, page.size(), f);
+      std::fclose(f);
+    }
     prefix_ = (fs::path(dir_) / "fakegpu").string();
   }
   void TearDown() override {
     for (pid_t p : kids_) stop(p);
     fs::remove_all(dir_);
   }
-  pid_t spawn(bool holding) {
-    const pid_t p = child_holding(holding ? device_ : "");
+  /// A child that holds a context of its own (opens and maps the device) when `holding`.
+  pid_t spawn(bool holding, bool map = true) {
+    const pid_t p = child_holding(holding ? device_ : "", map);
     kids_.push_back(p);
     return p;
   }
@@ -86,8 +106,31 @@ TEST_F(ProcTree, NamesChildrenOfTheWorkerThatHoldTheDevice) {
   EXPECT_NE(found.front().find(device_), std::string::npos);
 }
 
+TEST_F(ProcTree, OpeningTheDeviceWithoutMappingItIsNoContext) {
+  // An NVML query opens /dev/nvidiactl without a context.
+  const pid_t opened = spawn(true, false);
+  ASSERT_GT(opened, 0);
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, prefix_), opened));
+}
+
+TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
+  // The worker (this process) holds the device; a child forked after shares that open file
+  // (what a fork of a CUDA process does, without a usable context); a child that opens the device
+  // itself holds a context of its own. A plain file's mapping is copied into a fork (the
+  // driver's is not), so the forked child also maps it here: only kcmp tells the two apart.
+  const int fd = open_and_map(device_);
+  ASSERT_GE(fd, 0);
+  const pid_t forked = spawn(false), opened = spawn(true);
+  ASSERT_GT(forked, 0);
+  ASSERT_GT(opened, 0);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, prefix_);
+  EXPECT_FALSE(names(found, forked));
+  EXPECT_TRUE(names(found, opened));
+  ::close(fd);
+}
+
 TEST_F(ProcTree, TheWorkerItselfCountsOnlyWithRoot) {
-  const int fd = ::open(device_.c_str(), O_RDONLY);
+  const int fd = open_and_map(device_);
   ASSERT_GE(fd, 0);
   EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, prefix_), ::getpid()));
   EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, true, prefix_), ::getpid()));

@@ -25,7 +25,7 @@ while True:
         break
     (fx, ax), (fo, ao) = pickle.loads(r.read(int.from_bytes(n, "little")))
     x, out = fx(*ax), fo(*ao)
-    torch.relu(x, out=out)
+    torch.clamp(x, min=0, out=out)
     torch.cuda.synchronize()
     w.write(b"k"); w.flush()
 '''
