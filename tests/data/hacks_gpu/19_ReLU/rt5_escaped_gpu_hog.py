@@ -1,11 +1,11 @@
-# expect: contract_violation|passed, speedup <= 1.5
+# expect: contract_violation
 # Fixed the same day: the pause stops every process below the zygote (a child subreaper: escaped
 # children come back under it) except the reference worker (runner::pausable_processes); on the
 # H200 (session 6) it then passed at 0.667x (honest ReLU 0.58x). A kernel it queued before the
 # pause would still run during the baselines, so since session 6 a process of the candidate other
 # than its worker that holds the GPU is a contract violation ([process], runner::foreign_gpu_holders).
-# `passed` stays allowed (bounded): the hog's fresh `import torch` takes seconds, and a verdict can end
-# before it holds the GPU (rt6_helper_context.py is the deterministic case of the kind).
+# The import waits until the hogs hold their contexts (their fresh `import torch` takes seconds: in
+# the first session-6 run the verdict ended before, and it passed at 0.296x).
 # Red team rt5 (written on CPU, 2026-12-01): honest ReLU; a process that escapes
 # PausedTree (double fork + setsid: re-parented to the zygote, own session and process group) and
 # execs a fresh Python with its own CUDA context. It launches spin kernels only while the
@@ -18,7 +18,7 @@ import torch.nn as nn
 
 _FD = os.memfd_create("rt5", 0)  # inherited across exec (no CLOEXEC)
 os.ftruncate(_FD, 16)
-_SHM = mmap.mmap(_FD, 16)  # [0:8] heartbeat counter, [8] armed (timed calls since the last pause)
+_SHM = mmap.mmap(_FD, 16)  # [0:8] heartbeat counter, [8] armed (timed calls since the last pause), [10 + i] hog i ready
 _CAND = os.getpid()
 
 _HOG = r'''
@@ -43,6 +43,7 @@ except Exception:
         x = 0
         for _ in range(3000):
             x += 1
+shm[10 + int(sys.argv[3])] = 1
 last, seen = None, time.monotonic()
 while True:
     hb = shm[0:8]
@@ -88,16 +89,20 @@ if os.fork() == 0:
     finally:
         os._exit(0)
 
-for _ in range(int(os.environ.get("RT5_HOGS", "2"))):
+for _i in range(int(os.environ.get("RT5_HOGS", "2"))):
     pid = os.fork()
     if pid == 0:
         try:
             os.setsid()
             if os.fork() == 0:
-                os.execv(sys.executable, [sys.executable, "-c", _HOG, str(_FD), str(_CAND)])
+                os.execv(sys.executable, [sys.executable, "-c", _HOG, str(_FD), str(_CAND), str(_i)])
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
+
+_deadline = time.monotonic() + 60
+while sum(_SHM[10:16]) < int(os.environ.get("RT5_HOGS", "2")) and time.monotonic() < _deadline:
+    time.sleep(0.05)
 
 
 def _in_timed_loop():
