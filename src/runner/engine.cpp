@@ -155,6 +155,7 @@ struct Engine::Impl {
   std::unique_ptr<runner::Zygote> zygote;
   std::mutex device_mutex;              ///< held for the cases and timing of one evaluation
   std::unique_ptr<Worker> reference;    ///< guarded by device_mutex
+  int reference_zygote_deaths = 0;      ///< zygote->deaths() when the reference was spawned
   nlohmann::json environment;           ///< guarded by device_mutex
   std::counting_semaphore<64> build_slots{1};
   std::atomic<int> counter{0};
@@ -199,11 +200,13 @@ struct Engine::Impl {
 
   /// The reference worker, (re)started if needed. Caller holds device_mutex.
   Worker& reference_worker() {
+    if (reference && zygote->deaths() != reference_zygote_deaths) reference.reset();  // died with its zygote
     if (!reference || !reference->alive()) {
       SpawnSpec spec{"reference", worker_device, work_dir / "reference", {}, 0};
       spec.env = base_env(spec.workdir);
       spec.env["TORCHINDUCTOR_CACHE_DIR"] = (cache_dir / "inductor").string();
       reference = std::make_unique<Worker>(*zygote, spec);
+      reference_zygote_deaths = zygote->deaths();
       Message info = reference->request({{"op", "info"}}, {}, 120);
       environment = info.header;
       environment.erase("ok");
@@ -257,6 +260,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 
   auto cw = std::make_unique<Worker>(*zygote, spec);
   Worker& c = *cw;
+  // The zygote dying during the verdict (killed from outside) takes every worker with it: the
+  // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
+  const int zygote_deaths = zygote->deaths();
   nlohmann::json tolerances = nlohmann::json::object();
   for (const char* dt : {"float32", "float16", "bfloat16", "float64"}) {
     Tolerance t = default_tolerance(dt);
@@ -459,6 +465,10 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     const auto st = c.finish();
     (void)st;
   }
+  if (zygote->deaths() != zygote_deaths)
+    m.task_failure = "kgym's worker zygote died during this verdict (killed from outside, e.g. by the OOM killer; "
+                     "log " + (work_dir / "zygote.log").string() + "), and every worker with it; a new one was started. "
+                     "The candidate was not judged: judge it again";
 
   Verdict v = judge(m, jo);
   v.provenance["scaled_constants"] = scaled;

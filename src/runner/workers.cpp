@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "kgym/error.hpp"
 
 extern char** environ;
@@ -33,7 +35,14 @@ std::string tail_of(const fs::path& path, std::size_t n = 4000) {
 }  // namespace
 
 Zygote::Zygote(const std::string& python, const fs::path& python_dir, const fs::path& log_path)
-    : log_path_(log_path) {
+    : python_(python), python_dir_(python_dir), log_path_(log_path) {
+  start();
+}
+
+void Zygote::start() {
+  const std::string& python = python_;
+  const fs::path& python_dir = python_dir_;
+  const fs::path& log_path = log_path_;
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw Error(ErrorKind::worker, "socketpair failed for the worker zygote");
@@ -61,7 +70,9 @@ Zygote::Zygote(const std::string& python, const fs::path& python_dir, const fs::
   std::string m = "-m", mod = "kgym_worker", role = "zygote";
   std::string py = python;
   char* argv[] = {py.data(), m.data(), mod.data(), role.data(), nullptr};
-  int rc = ::posix_spawnp(&pid_, python.c_str(), &actions, &attr, argv, envp.data());
+  pid_t spawned = -1;
+  int rc = ::posix_spawnp(&spawned, python.c_str(), &actions, &attr, argv, envp.data());
+  pid_ = rc == 0 ? spawned : -1;
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
@@ -73,13 +84,33 @@ Zygote::Zygote(const std::string& python, const fs::path& python_dir, const fs::
     Message ready = control_.recv(after(300));
     if (ready.header.value("op", "") != "ready") throw ChannelClosed();
   } catch (const std::exception&) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    ::kill(spawned, SIGKILL);
+    ::waitpid(spawned, nullptr, 0);
     pid_ = -1;
     throw Error(ErrorKind::worker, "the worker zygote (" + python + " -m kgym_worker zygote) did not start; "
                                    "is torch installed (bash scripts/install.sh)? Log " + log_path.string() +
                                    ":\n" + tail_of(log_path));
   }
+}
+
+bool Zygote::exited_locked() {
+  const pid_t p = pid_;
+  if (p <= 0) return true;
+  if (::waitpid(p, nullptr, WNOHANG) != p) return false;
+  died_locked();
+  return true;
+}
+
+void Zygote::died_locked() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  pid_ = -1;
+  ++deaths_;
+  control_.close();
+  for (pid_t w : workers_) ::kill(-w, SIGKILL);  // their parent's death killed them; their groups too
+  workers_.clear();
 }
 
 Zygote::~Zygote() {
@@ -112,20 +143,31 @@ std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
                         {"env", spec.env},
                         {"limits", {{"address_space_bytes", spec.address_space_bytes}}}};
   std::lock_guard lock(mutex_);
-  try {
-    control_.send(req);
-    control_.send_fd(sv[1]);
-    ::close(sv[1]);
-    Message reply = control_.recv(after(60));
-    if (!reply.header.value("ok", false))
-      throw Error(ErrorKind::worker, "zygote refused to spawn: " + reply.header.value("error", std::string("?")));
-    const pid_t pid = reply.header.at("pid").get<pid_t>();
-    workers_.insert(pid);
-    return {pid, std::move(mine)};
-  } catch (const ChannelClosed&) {
-    throw Error(ErrorKind::worker, "the worker zygote died; log " + log_path_.string() + ":\n" + tail_of(log_path_));
-  } catch (const ChannelTimeout&) {
-    throw Error(ErrorKind::worker, "the worker zygote did not answer a spawn request");
+  for (int attempt = 0;; ++attempt) {
+    if (exited_locked()) {
+      spdlog::warn("the worker zygote had died (log {}); starting a new one", log_path_.string());
+      start();
+    }
+    try {
+      control_.send(req);
+      control_.send_fd(sv[1]);
+      Message reply = control_.recv(after(60));
+      ::close(sv[1]);
+      if (!reply.header.value("ok", false))
+        throw Error(ErrorKind::worker, "zygote refused to spawn: " + reply.header.value("error", std::string("?")));
+      const pid_t pid = reply.header.at("pid").get<pid_t>();
+      workers_.insert(pid);
+      return {pid, std::move(mine)};
+    } catch (const ChannelClosed&) {
+      // It died during the request: wait for its exit, then start a new one (once).
+      for (int i = 0; i < 100 && !exited_locked(); ++i) ::usleep(10000);
+      if (attempt == 0 && pid_ <= 0) continue;
+      ::close(sv[1]);
+      throw Error(ErrorKind::worker, "the worker zygote died; log " + log_path_.string() + ":\n" + tail_of(log_path_));
+    } catch (const ChannelTimeout&) {
+      ::close(sv[1]);
+      throw Error(ErrorKind::worker, "the worker zygote did not answer a spawn request");
+    }
   }
 }
 
@@ -136,13 +178,22 @@ std::set<pid_t> Zygote::workers() {
 
 ExitStatus Zygote::reap(pid_t pid, double timeout_s) {
   std::lock_guard lock(mutex_);
+  if (!workers_.erase(pid) || exited_locked()) {
+    // Not a child of the zygote that lives now: it died with its zygote (PR_SET_PDEATHSIG).
+    ::kill(-pid, SIGKILL);
+    return {SIGKILL, 0};
+  }
   try {
-    workers_.erase(pid);
     control_.send({{"op", "reap"}, {"pid", pid}, {"timeout", timeout_s}});
     Message reply = control_.recv(after(timeout_s + 30));
     return {reply.header.value("signal", 0), reply.header.value("exit_code", 0)};
+  } catch (const ChannelTimeout&) {
+    throw Error(ErrorKind::worker, "the worker zygote did not answer a reap request; log " + log_path_.string());
   } catch (const std::exception&) {
-    throw Error(ErrorKind::worker, "the worker zygote died while reaping a worker; log " + log_path_.string());
+    for (int i = 0; i < 100 && !exited_locked(); ++i) ::usleep(10000);
+    if (pid_ > 0) died_locked();
+    ::kill(-pid, SIGKILL);
+    return {SIGKILL, 0};
   }
 }
 

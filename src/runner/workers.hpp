@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -32,7 +33,9 @@ struct SpawnSpec {
   long long address_space_bytes = 0;  ///< RLIMIT_AS, 0 = none
 };
 
-/// The zygote process. Thread-safe.
+/// The zygote process. Thread-safe. When it dies (killed from outside: the OOM killer, a stray
+/// signal) its workers die with it (PR_SET_PDEATHSIG); the next spawn starts a new one, so an
+/// evaluation loses the verdicts in flight, not the rest.
 class Zygote {
  public:
   /// Starts `python -m kgym_worker zygote` and waits for it to import torch. Throws Error(worker)
@@ -40,21 +43,30 @@ class Zygote {
   Zygote(const std::string& python, const std::filesystem::path& python_dir,
          const std::filesystem::path& log_path);
   ~Zygote();
-  /// Forks a worker; returns its pid and the supervisor's end of its channel.
+  /// Forks a worker; returns its pid and the supervisor's end of its channel. A dead zygote is
+  /// replaced first. Throws Error(worker) when no zygote can be started or it refuses.
   std::pair<pid_t, Channel> spawn(const SpawnSpec& spec);
-  /// Waits up to `timeout_s` for the worker to exit (then SIGKILLs its process group).
+  /// Waits up to `timeout_s` for the worker to exit (then SIGKILLs its process group). A worker
+  /// of a zygote that died (or of an earlier one) is SIGKILLed and reported as killed by SIGKILL.
   ExitStatus reap(pid_t pid, double timeout_s);
-  /// The zygote's pid (the parent of every worker, and a child subreaper).
+  /// The zygote's pid (the parent of every worker, and a child subreaper); -1 while dead.
   pid_t pid() const { return pid_; }
   /// The pids of the workers spawned and not yet reaped (reference and candidates).
   std::set<pid_t> workers();
+  /// How many times the zygote was found dead (0 while the first one lives).
+  int deaths() const { return deaths_; }
 
  private:
+  void start();            ///< spawns the process; mutex_ held (or in the constructor)
+  bool exited_locked();    ///< reaps the process if it exited; mutex_ held
+  void died_locked();      ///< records a death (workers forgotten); mutex_ held
   std::mutex mutex_;
   Channel control_;
-  pid_t pid_ = -1;
+  std::atomic<pid_t> pid_{-1};
+  std::atomic<int> deaths_{0};
   std::set<pid_t> workers_;
-  std::filesystem::path log_path_;
+  std::string python_;
+  std::filesystem::path python_dir_, log_path_;
 };
 
 /// A worker forked by the zygote. Owned by one thread at a time.
