@@ -16,9 +16,12 @@ status=0
 "$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates_gpu" \
   --out "$OUT/gpu_only.jsonl" --cases 3 --jobs 1 -q || status=1
 # GPU-only reward hacks (side stream, thread launching work after return, persisting L2, pointer
-# cache, stale allocator memory), run with the policy gate off so that the run-time defences act.
+# cache, stale allocator memory, helper processes with CUDA contexts), run with the policy gate off
+# so that the run-time defences act; one at a time: the zygote kills a candidate's escaped
+# processes whenever another candidate's worker is reaped, which ended rt5's hogs before its
+# baselines in a --jobs 8 run.
 "$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/hacks_gpu" --profile off \
-  --out "$OUT/gpu_hacks.jsonl" --cases 3 --timeout-case 10 -q || status=1
+  --out "$OUT/gpu_hacks.jsonl" --cases 3 --timeout-case 10 --jobs 1 -q || status=1
 # The honest Triton set (issue 4: no false rejections), when the KernelBench level-1 data is found
 # (KGYM_KERNELBENCH_L1, .carry/data or ../shared/data next to the checkout); sizes x0.1 and no
 # compile baseline to keep the test short (bench/honest_gpu.sh runs it at full size).

@@ -145,6 +145,28 @@ def test_roofline_counts_bytes_and_flops(tmp_path):
     assert reply["roofline"]["flops"] == 2 * 32 * 32 * 48
 
 
+def test_roofline_leaves_out_flops_a_mostly_zero_operand_makes_avoidable(tmp_path):
+    # CUDA-L1's L1/12 reference: torch.diag(A) @ B. Its honest row-scaling kernel measured below
+    # the floor set by the dense matmul's FLOPs on the H200 (timing_invalid); the floor now counts
+    # only ops whose operands are mostly non-zero.
+    from kgym_worker.reference import count_flops
+    a, b = torch.randn(64), torch.randn(64, 48)
+    total, dense, avoided, out = count_flops(lambda a, b: torch.diag(a) @ b, [a, b])
+    assert total == 2 * 64 * 64 * 48 and dense == 0 and set(avoided) == {"aten.mm"}
+    assert torch.allclose(out, a.unsqueeze(1) * b)
+    # A dense matmul and a half-zero one (a triangular or ReLU'd operand) count in full.
+    total, dense, avoided, _ = count_flops(lambda x, y: x @ y, [torch.randn(32, 16), torch.randn(16, 8)])
+    assert total == dense == 2 * 32 * 16 * 8 and not avoided
+    tri = torch.triu(torch.randn(32, 32))
+    total, dense, _, _ = count_flops(lambda x, y: x @ y, [tri, torch.randn(32, 8)])
+    assert dense == total == 2 * 32 * 32 * 8
+    # Through the reference worker: the note names the op, `flops` is the floor's.
+    diag = TASK.replace("return torch.relu(x)", "return torch.diag(x[:, 0]) @ x")
+    _, reply = _ref(tmp_path, diag)
+    roof = reply["roofline"]
+    assert roof["flops"] == 0 and roof["total_flops"] > 0 and "aten.mm" in roof["note"]
+
+
 def test_magnitude_scaled_atol_rejects_zeros_on_tiny_outputs(tmp_path):
     ref, _ = _ref(tmp_path, SOFTMAX_WIDE)
     x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
