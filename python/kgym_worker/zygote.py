@@ -7,6 +7,7 @@ A worker forked from here starts in well under a second instead of paying a fres
 """
 import os
 import resource
+import select
 import signal
 import socket
 import sys
@@ -18,7 +19,7 @@ from . import protocol
 def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
     code = 0
     try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # the zygote's stray collector is not ours
+        StrayCollector.uninstall()  # the zygote's wakeup pipe and handler are not the worker's
         os.setpgid(0, 0)  # own process group: the supervisor kills the whole group
         _die_with_parent()
         ctrl.close()
@@ -162,10 +163,19 @@ def _scope_signals() -> str:
     return f"landlock abi {abi}"
 
 
-def _sweep_orphans(known: set) -> None:
+def _sweep_orphans(known: set, passes: int = 50) -> None:
     """SIGKILLs processes that were re-parented to the zygote (it is a child subreaper) and are
-    not live workers: a candidate's double-forked daemon that left its process group."""
+    not live workers: a candidate's double-forked daemon that left its process group. Repeats
+    while a pass kills something (at most ``passes``): the children of a killed orphan come back
+    to the zygote in turn (red team rt6: 2000 ``sleep``s below a shell outlived kgym)."""
+    for _ in range(passes):
+        if not _sweep_once(known):
+            return
+
+
+def _sweep_once(known: set) -> int:
     me = os.getpid()
+    killed = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in known:
             continue
@@ -178,8 +188,10 @@ def _sweep_orphans(known: set) -> None:
             try:
                 os.kill(int(entry), signal.SIGKILL)
                 os.waitpid(int(entry), 0)
+                killed += 1
             except (ProcessLookupError, ChildProcessError):
                 pass
+    return killed
 
 
 def _reap_strays(live: set) -> int:
@@ -209,17 +221,38 @@ def _reap_strays(live: set) -> int:
 
 
 class StrayCollector:
-    """The zygote's SIGCHLD handler: ``_reap_strays(live)`` as children exit, except while
-    ``spawning`` (from fork to ``live.add``: a worker that exits at once is never taken for a
-    stray; the forked child inherits spawning=True until it resets the handler)."""
+    """Exited orphans collected from the zygote's main loop, never inside a signal handler.
+
+    SIGCHLD only makes the loop's select wake up (``signal.set_wakeup_fd`` on a non-blocking
+    pipe, ``wakeup_fd``); ``collect`` then runs ``_reap_strays(live)`` once for all the signals
+    pending. Red team rt6: a handler that collected did work proportional to the zygote's
+    children (2000 parked ``sleep``s) while a shell loop made an orphan per millisecond; CPython
+    ran the handler again inside itself until RecursionError killed the zygote and every worker.
+    ``install`` is for the zygote's process only; a forked child calls ``uninstall`` first."""
 
     def __init__(self, live: set):
         self.live = live
-        self.spawning = False
+        self.wakeup_fd = -1
+        self._write_fd = -1
 
-    def __call__(self, _signum=None, _frame=None) -> None:
-        if not self.spawning:
-            _reap_strays(self.live)
+    def install(self) -> None:
+        self.wakeup_fd, self._write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.signal(signal.SIGCHLD, lambda _s, _f: None)  # a handler, so the wakeup fd is written
+        signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
+
+    @staticmethod
+    def uninstall() -> None:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+
+    def collect(self) -> int:
+        """Drains the wakeup pipe and collects the exited strays; returns how many."""
+        try:
+            while os.read(self.wakeup_fd, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+        return _reap_strays(self.live)
 
 
 def _reap(pid: int, timeout: float) -> dict:
@@ -285,9 +318,17 @@ def main() -> None:
     import numpy  # noqa: F401
     from . import candidate, common, reference, tensors  # noqa: F401 - warm imports
     strays = StrayCollector(live)  # exited orphans are collected as they exit
-    signal.signal(signal.SIGCHLD, strays)
+    strays.install()
     protocol.send(ctrl, {"op": "ready", "pid": os.getpid()})
     while True:
+        try:
+            ready, _, _ = select.select([ctrl, strays.wakeup_fd], [], [])
+        except InterruptedError:
+            continue
+        if strays.wakeup_fd in ready:
+            strays.collect()
+        if ctrl not in ready:
+            continue
         try:
             req, _ = protocol.recv(ctrl)
         except protocol.ChannelClosed:
@@ -298,14 +339,12 @@ def main() -> None:
             if len(fds) != 1:
                 protocol.send(ctrl, {"ok": False, "error": "spawn without a socket"})
                 continue
-            strays.spawning = True
             pid = os.fork()
             if pid == 0:
                 _child(ctrl, fds[0], req)
             os.close(fds[0])
             live.add(pid)
-            strays.spawning = False
-            strays()
+            strays.collect()
             protocol.send(ctrl, {"ok": True, "pid": pid})
         elif op == "reap":
             status = _reap(int(req["pid"]), float(req.get("timeout", 2.0)))
@@ -316,6 +355,7 @@ def main() -> None:
             break
         else:
             protocol.send(ctrl, {"ok": False, "error": f"unknown op {op!r}"})
+    _sweep_orphans(live)  # no candidate's daemon outlives the zygote
     try:  # take every worker down with us
         while True:
             pid, _ = os.waitpid(-1, os.WNOHANG)

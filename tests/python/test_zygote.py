@@ -1,6 +1,7 @@
-"""The zygote collects exited orphans as they exit (zygote.StrayCollector) and leaves live
-workers' exit status for its reap request (red team rt5: a candidate's daemon that forks and
-exits in a loop left zombies under the zygote, a child subreaper, until the next reap)."""
+"""The zygote collects exited orphans (zygote.StrayCollector) from its main loop, leaves live
+workers' exit status for its reap request, and survives a SIGCHLD flood (red team rt5: zombies
+under the zygote, a child subreaper, until the next reap; red team rt6: a collecting signal
+handler re-entered itself under a flood until RecursionError killed the zygote)."""
 import subprocess
 import sys
 import textwrap
@@ -8,61 +9,90 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SCRIPT = textwrap.dedent('''
-    import ctypes, os, signal, sys, time
+# The zygote's loop in small: select on the wakeup fd, collect; SUBREAPER as the zygote.
+PRELUDE = textwrap.dedent('''
+    import ctypes, os, select, signal, sys, time
     sys.path.insert(0, sys.argv[1])
     from kgym_worker import zygote
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER, as the zygote
-    collect = sys.argv[2] == "1"
     live = set()
     strays = zygote.StrayCollector(live)
-    if collect:
-        signal.signal(signal.SIGCHLD, strays)
-    strays.spawning = True
+    strays.install()
+
+    def loop(seconds):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([strays.wakeup_fd], [], [], 0.05)
+            if ready:
+                strays.collect()
+
+    def zombies(skip=()):
+        me = os.getpid()
+        n = 0
+        for pid in open(f"/proc/{me}/task/{me}/children").read().split():
+            try:
+                state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            n += state == "Z" and int(pid) not in skip
+        return n
+''')
+
+STRAYS = PRELUDE + textwrap.dedent('''
     worker = os.fork()
     if worker == 0:
         os._exit(7)  # a live worker that exits at once: its status is the reap request's
     live.add(worker)
-    strays.spawning = False
-    if collect:
-        strays()
     daemon = os.fork()
     if daemon == 0:  # a double-forked daemon: its children come back to us when it exits
         for _ in range(40):
             if os.fork() == 0:
                 os._exit(0)
         os._exit(0)
-    deadline = time.monotonic() + 2.0
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-    me = os.getpid()
-    zombies = 0
-    for pid in open(f"/proc/{me}/task/{me}/children").read().split():
-        try:
-            state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state == "Z" and int(pid) != worker:
-            zombies += 1
+    if sys.argv[2] == "1":
+        loop(2.0)
+    else:
+        time.sleep(2.0)
+    z = zombies(skip={worker})
     _, status = os.waitpid(worker, 0)
-    print(zombies, os.WEXITSTATUS(status))
+    print(z, os.WEXITSTATUS(status))
+''')
+
+FLOOD = PRELUDE + textwrap.dedent('''
+    script = ("for i in $(seq 1500); do sleep 30 & done; "
+              "timeout 4 sh -c 'while :; do ( : & ); done' & ")
+    pid = os.fork()
+    if pid == 0:  # setsid + exec: its orphans (1500 parked sleeps, a stream of exiting ones) come to us
+        os.setsid()
+        os.execvp("sh", ["sh", "-c", script])
+    loop(7.0)
+    zygote._sweep_orphans(live)  # what a reap does: the parked sleeps too
+    loop(0.5)
+    left = len(open(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read().split())
+    print("alive", zombies(), left)
 ''')
 
 
-def _run(collect: bool) -> tuple:
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "python"), "1" if collect else "0"],
-                         capture_output=True, text=True, timeout=60, check=True).stdout.split()
-    return int(out[0]), int(out[1])
+def _run(script: str, *args: str) -> list:
+    return subprocess.run([sys.executable, "-c", script, str(ROOT / "python"), *args],
+                          capture_output=True, text=True, timeout=120, check=True).stdout.split()
 
 
 def test_strays_are_collected_and_live_workers_kept():
-    zombies, worker_exit = _run(collect=True)
+    zombies, worker_exit = map(int, _run(STRAYS, "1"))
     assert zombies == 0
     assert worker_exit == 7  # the live worker's status was left for the reap
 
 
-def test_without_the_collector_strays_stay_zombies():
+def test_without_collecting_strays_stay_zombies():
     # The control: the same processes leave zombies when nothing collects them, so the test above
     # can fail.
-    zombies, worker_exit = _run(collect=False)
+    zombies, worker_exit = map(int, _run(STRAYS, "0"))
     assert zombies > 0 and worker_exit == 7
+
+
+def test_a_sigchld_flood_does_not_kill_the_collector():
+    out = _run(FLOOD)
+    assert out[0] == "alive"
+    assert int(out[1]) == 0  # every stray collected
+    assert int(out[2]) == 0  # and the sweep took the parked ones and their shells
