@@ -1,7 +1,9 @@
 #include "proctree.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,46 +79,98 @@ std::string comm_of(pid_t pid) {
   return s;
 }
 
-/// The open files of `pid` whose path starts with `prefix`: fd number -> path.
-std::map<int, std::string> device_fds(pid_t pid, const std::string& prefix) {
-  std::map<int, std::string> out;
+/// One open file of a process that is a GPU device.
+struct DeviceFd {
+  int fd = -1;
+  std::string path;  ///< as /proc shows it (for the message only: a chroot changes it)
+  dev_t dev = 0;     ///< the node's identity, which no mount or chroot changes
+  ino_t ino = 0;
+};
+
+/// The open files of `pid` that `is_device` accepts (stat through /proc/PID/fd/N: the file itself,
+/// whatever path it was opened by). `readable` is false when /proc denies the list (a process
+/// that made itself non-dumpable, when kgym is not root).
+std::vector<DeviceFd> device_fds(pid_t pid, const DevicePredicate& is_device, bool& readable) {
+  std::vector<DeviceFd> out;
+  readable = true;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
   std::error_code ec;
-  for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
-    std::error_code lec;
-    const std::string target = fs::read_symlink(fd.path(), lec).string();
-    if (lec || target.rfind(prefix, 0) != 0) continue;
+  fs::directory_iterator it(dir, ec);
+  if (ec) {
+    readable = !(ec == std::errc::permission_denied || ec == std::errc::operation_not_permitted);
+    return out;
+  }
+  for (const auto& entry : it) {
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) != 0 || !is_device(st)) continue;
+    DeviceFd d;
     try {
-      out[std::stoi(fd.path().filename().string())] = target;
+      d.fd = std::stoi(entry.path().filename().string());
     } catch (const std::exception&) {
+      continue;
     }
+    std::error_code lec;
+    d.path = fs::read_symlink(entry.path(), lec).string();
+    d.dev = st.st_dev;
+    d.ino = st.st_ino;
+    out.push_back(std::move(d));
   }
   return out;
 }
 
 /// 1 when fd `a` of `pa` and fd `b` of `pb` are one open file description (kcmp KCMP_FILE: what a
-/// fork shares), 0 when not, -1 when the kernel cannot say.
+/// fork shares), 0 when not, -1 when this kernel has no kcmp, -2 when it was denied.
 int same_description(pid_t pa, int a, pid_t pb, int b) {
 #ifdef SYS_kcmp
   const long r = ::syscall(SYS_kcmp, pa, pb, 0 /* KCMP_FILE */, a, b);
   if (r == 0) return 1;
   if (r > 0) return 0;
-  return -1;
+  return errno == EPERM || errno == EACCES ? -2 : -1;
 #else
   (void)pa, (void)a, (void)pb, (void)b;
   return -1;
 #endif
 }
 
-/// Whether `pid` maps a file whose path starts with `prefix` (a CUDA context maps /dev/nvidia*;
-/// the driver's mappings are not copied into a fork).
-bool maps_device(pid_t pid, const std::string& prefix) {
+/// Whether `pid` maps one of `files`: same device and inode (the dev and inode columns of
+/// /proc/PID/maps), or the same path as /proc renders it for the fd (both are rendered from the
+/// reader's root, so a chroot changes both alike). A CUDA context maps /dev/nvidiactl and
+/// /dev/nvidiaN. -1 when unreadable.
+int maps_any(pid_t pid, const std::vector<DeviceFd>& files) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/maps");
+  if (!f) return ::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0 ? -1 : 0;
   std::string line;
   while (std::getline(f, line)) {
+    char range[128], perms[8], offset[32], dev[32];
+    unsigned long long inode = 0;
+    if (std::sscanf(line.c_str(), "%127s %7s %31s %31s %llu", range, perms, offset, dev, &inode) != 5 || inode == 0)
+      continue;
+    unsigned maj = 0, min = 0;
+    if (std::sscanf(dev, "%x:%x", &maj, &min) != 2) continue;
+    const dev_t d = ::makedev(maj, min);
     const auto slash = line.find('/');
-    if (slash != std::string::npos && line.compare(slash, prefix.size(), prefix) == 0) return true;
+    const std::string path = slash == std::string::npos ? std::string() : line.substr(slash);
+    for (const auto& file : files)
+      if ((file.ino == static_cast<ino_t>(inode) && file.dev == d) || (!path.empty() && path == file.path)) return 1;
   }
-  return false;
+  return 0;
+}
+
+/// The character-device majors named "nvidia*" in /proc/devices (nvidia, nvidia-uvm, ...).
+std::set<unsigned> nvidia_majors() {
+  std::set<unsigned> majors;
+  std::ifstream f("/proc/devices");
+  std::string line;
+  bool chars = false;
+  while (std::getline(f, line)) {
+    if (line.rfind("Character", 0) == 0) chars = true;
+    else if (line.rfind("Block", 0) == 0) chars = false;
+    unsigned major = 0;
+    char name[64];
+    if (chars && std::sscanf(line.c_str(), "%u %63s", &major, name) == 2 && std::string(name).rfind("nvidia", 0) == 0)
+      majors.insert(major);
+  }
+  return majors;
 }
 
 }  // namespace
@@ -137,8 +191,14 @@ std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   return out;
 }
 
+DevicePredicate nvidia_devices() {
+  std::set<unsigned> majors = nvidia_majors();
+  majors.insert(195);  // the NVIDIA driver's fixed major (/dev/nvidiaN, /dev/nvidiactl)
+  return [majors](const struct stat& st) { return S_ISCHR(st.st_mode) && majors.count(major(st.st_rdev)) > 0; };
+}
+
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
-                                             bool with_root, const std::string& device_prefix) {
+                                             bool with_root, const DevicePredicate& is_device) {
   const auto table = process_table();
   const auto children = children_of(table);
   std::vector<pid_t> mine;
@@ -155,27 +215,41 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
   mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
   std::vector<std::string> found;
   const pid_t self = ::getpid();
+  auto name = [](pid_t p) { return "pid " + std::to_string(p) + " (" + comm_of(p) + ")"; };
   // The worker's own descriptions: a child forked from the worker shares them without having a
   // context of its own (CUDA cannot be used after a fork), so only files it opened itself count.
-  const auto root_fds = with_root ? std::map<int, std::string>{} : device_fds(root, device_prefix);
+  bool root_readable = true;
+  const auto root_fds = with_root ? std::vector<DeviceFd>{} : device_fds(root, is_device, root_readable);
   for (pid_t p : mine) {
     if (p == root ? !with_root : (p <= 1 || p == self || p == zygote || workers.count(p))) continue;
+    bool readable = true;
+    const auto fds = device_fds(p, is_device, readable);
+    if (!readable) {  // it hid its files from kgym (not dumpable): no way to tell, so it counts
+      found.push_back(name(p) + " does not let kgym read its open files");
+      continue;
+    }
+    if (fds.empty()) continue;
     // A context maps the device; a process that only opened it (an NVML query), or a child
     // forked before the worker's context existed, does not (seen on the H200: children forked
     // at import held /dev/nvidiactl that the worker had since closed).
-    if (!maps_device(p, device_prefix)) continue;
-    for (const auto& [fd, target] : device_fds(p, device_prefix)) {
-      bool inherited = false, unknown = false;
-      for (const auto& [rfd, rtarget] : root_fds) {
-        if (rtarget != target) continue;
-        const int same = same_description(root, rfd, p, fd);
-        if (same == 1) inherited = true;
-        if (same < 0) unknown = true;
+    const int maps = maps_any(p, fds);
+    if (maps < 0) {
+      found.push_back(name(p) + " does not let kgym read its memory map");
+      continue;
+    }
+    if (maps == 0) continue;
+    for (const auto& d : fds) {
+      bool inherited = false, denied = false;
+      for (const auto& r : root_fds) {
+        if (r.dev != d.dev || r.ino != d.ino) continue;
+        const int same = same_description(root, r.fd, p, d.fd);
+        inherited = inherited || same == 1 || same == -1;  // without kcmp: shared by identity = inherited
+        denied = denied || same == -2;
         if (inherited) break;
       }
-      // Without kcmp, a file it shares by path with the worker is taken for inherited.
-      if (inherited || unknown) continue;
-      found.push_back("pid " + std::to_string(p) + " (" + comm_of(p) + ") holds " + target);
+      if (inherited) continue;
+      found.push_back(name(p) + (denied ? " does not let kgym compare its files with the worker's: " : " holds ") +
+                      d.path);
       break;
     }
   }

@@ -3,8 +3,10 @@
 // (PausedTree) and which hold the GPU besides the candidate's worker (foreign_gpu_holders).
 // Internal to the runner component; Linux only.
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,22 +22,31 @@ namespace kgym::runner {
 /// or the supervisor. `zygote` or `keep` <= 1: none.
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep);
 
+/// Whether a file (stat of an open file) is a GPU device.
+using DevicePredicate = std::function<bool(const struct stat&)>;
+
+/// The NVIDIA character devices: majors named "nvidia*" in /proc/devices (nvidia: /dev/nvidiaN and
+/// /dev/nvidiactl; nvidia-uvm; ...). Matches nothing where no NVIDIA driver is loaded.
+DevicePredicate nvidia_devices();
+
 /// The processes that belong to the candidate whose worker is `root`, other than `root` unless
 /// `with_root` (a CPU run, where the worker must not hold the GPU either), that hold a CUDA
-/// context of their own, one line each ("pid 123 (python3) holds /dev/nvidia0"): they map a file
-/// whose path starts with `device_prefix` ("/dev/nvidia": a context maps /dev/nvidiactl and
-/// /dev/nvidiaN) and have one open that is not an open file description of the worker (kcmp
-/// KCMP_FILE; what a fork of the worker shares does not count: CUDA cannot be used after a fork).
-/// The candidate's processes: those below `root` or in its process group, and those re-parented
-/// to `zygote` (a child subreaper) that are neither a worker in `workers` nor below one. kgym
-/// traces the kernels of one CUDA context, the worker's (issue 4, launch accounting); a second
-/// context in a helper process runs kernels no trace sees and shares the GPU with the reference's
-/// baselines (red team rt5: an escaped process spinning kernels while the baselines were timed).
-/// With several candidates at once (--jobs), an orphan of another candidate's tree counts as
-/// this one's (/proc no longer says whose it was).
+/// context of their own, one line each ("pid 123 (python3) holds /dev/nvidia0"). A context of
+/// its own: the process maps one of the device files it has open (matched by device and inode,
+/// not by path: a chroot or a mount namespace changes the path /proc shows, not the file), and
+/// has one open that is not an open file description of the worker (kcmp KCMP_FILE; what a fork
+/// of the worker shares does not count: CUDA cannot be used after a fork). A process whose open
+/// files or memory map /proc will not show kgym (it made itself non-dumpable while kgym is not
+/// root), or whose files kcmp may not compare, counts too. The candidate's processes: those below
+/// `root` or in its process group, and those re-parented to `zygote` (a child subreaper) that are
+/// neither a worker in `workers` nor below one. kgym traces the kernels of one CUDA context, the
+/// worker's (issue 4, launch accounting); a second context in a helper process runs kernels no
+/// trace sees and shares the GPU with the reference's baselines (red team rt5: an escaped process
+/// spinning kernels while the baselines were timed). With several candidates at once (--jobs), an
+/// orphan of another candidate's tree counts as this one's (/proc no longer says whose it was).
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
                                              bool with_root = false,
-                                             const std::string& device_prefix = "/dev/nvidia");
+                                             const DevicePredicate& is_device = nvidia_devices());
 
 /// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
 /// after: the reference's baselines and the wall check's calibration are timed while nothing

@@ -1,6 +1,7 @@
 // The candidate's processes (src/runner/proctree.hpp): which of them hold a device file besides
 // the candidate's worker (foreign_gpu_holders; the GPU's /dev/nvidia* here replaced by a file in a
-// temporary directory, so that it runs on a CPU machine).
+// temporary directory, matched by its inode as the device nodes are, so that it runs on a CPU
+// machine).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -78,7 +79,11 @@ class ProcTree : public ::testing::Test {
       std::fwrite(page.data(), 1, page.size(), f);
       std::fclose(f);
     }
-    prefix_ = (fs::path(dir_) / "fakegpu").string();
+    struct stat st {};
+    ASSERT_EQ(::stat(device_.c_str(), &st), 0);
+    const dev_t dev = st.st_dev;
+    const ino_t ino = st.st_ino;
+    gpu_ = [dev, ino](const struct stat& s) { return s.st_dev == dev && s.st_ino == ino; };
   }
   void TearDown() override {
     for (pid_t p : kids_) stop(p);
@@ -90,7 +95,8 @@ class ProcTree : public ::testing::Test {
     kids_.push_back(p);
     return p;
   }
-  std::string dir_, device_, prefix_;
+  std::string dir_, device_;
+  kgym::runner::DevicePredicate gpu_;
   std::vector<pid_t> kids_;
 };
 
@@ -99,18 +105,31 @@ TEST_F(ProcTree, NamesChildrenOfTheWorkerThatHoldTheDevice) {
   ASSERT_GT(holder, 0);
   ASSERT_GT(idle, 0);
   // This process plays the candidate's worker; its children are the candidate's processes.
-  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, prefix_);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
   EXPECT_TRUE(names(found, holder));
   EXPECT_FALSE(names(found, idle));
   ASSERT_FALSE(found.empty());
   EXPECT_NE(found.front().find(device_), std::string::npos);
 }
 
+TEST_F(ProcTree, TheDeviceIsKnownByItsIdentityNotItsPath) {
+  // Another path to the same file (here a hard link; a chroot or a mount namespace does the same
+  // to a /dev/nvidia* node, red team rt6): /proc shows the other path, the file is the device.
+  const std::string other = (fs::path(dir_) / "jail-dev-node").string();
+  ASSERT_EQ(::link(device_.c_str(), other.c_str()), 0);
+  const pid_t p = child_holding(other, true);
+  kids_.push_back(p);
+  ASSERT_GT(p, 0);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
+  ASSERT_TRUE(names(found, p));
+  EXPECT_NE(found.front().find("jail-dev-node"), std::string::npos);
+}
+
 TEST_F(ProcTree, OpeningTheDeviceWithoutMappingItIsNoContext) {
   // An NVML query opens /dev/nvidiactl without a context.
   const pid_t opened = spawn(true, false);
   ASSERT_GT(opened, 0);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, prefix_), opened));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, gpu_), opened));
 }
 
 TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
@@ -123,7 +142,7 @@ TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
   const pid_t forked = spawn(false), opened = spawn(true);
   ASSERT_GT(forked, 0);
   ASSERT_GT(opened, 0);
-  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, prefix_);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
   EXPECT_FALSE(names(found, forked));
   EXPECT_TRUE(names(found, opened));
   ::close(fd);
@@ -132,10 +151,10 @@ TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
 TEST_F(ProcTree, TheWorkerItselfCountsOnlyWithRoot) {
   const int fd = open_and_map(device_);
   ASSERT_GE(fd, 0);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, prefix_), ::getpid()));
-  EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, true, prefix_), ::getpid()));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, gpu_), ::getpid()));
+  EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, true, gpu_), ::getpid()));
   ::close(fd);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, true, prefix_), ::getpid()));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, true, gpu_), ::getpid()));
 }
 
 TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
@@ -145,7 +164,7 @@ TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
   ASSERT_GT(worker, 0);
   ASSERT_GT(other, 0);
   ASSERT_GT(orphan, 0);
-  const auto found = foreign_gpu_holders(worker, ::getpid(), {worker, other}, false, prefix_);
+  const auto found = foreign_gpu_holders(worker, ::getpid(), {worker, other}, false, gpu_);
   EXPECT_TRUE(names(found, orphan));
   EXPECT_FALSE(names(found, other));
   EXPECT_FALSE(names(found, worker));
