@@ -19,7 +19,9 @@ Channel& Channel::operator=(Channel&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = other.fd_;
+    watch_fd_ = other.watch_fd_;
     other.fd_ = -1;
+    other.watch_fd_ = -1;
   }
   return *this;
 }
@@ -27,6 +29,13 @@ Channel& Channel::operator=(Channel&& other) noexcept {
 void Channel::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  if (watch_fd_ >= 0) ::close(watch_fd_);
+  watch_fd_ = -1;
+}
+
+void Channel::watch(int pidfd) {
+  if (watch_fd_ >= 0) ::close(watch_fd_);
+  watch_fd_ = pidfd;
 }
 
 void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
@@ -38,8 +47,9 @@ void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) {  // the peer is not reading: wait, bounded
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) throw ChannelTimeout();
-        pollfd pfd{fd_, POLLOUT, 0};
-        ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        pollfd pfd[2] = {{fd_, POLLOUT, 0}, {watch_fd_, POLLIN, 0}};
+        ::poll(pfd, watch_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        if (!(pfd[0].revents & POLLOUT) && watch_fd_ >= 0 && (pfd[1].revents & POLLIN)) throw ChannelClosed();
         continue;
       }
       throw ChannelClosed();
@@ -54,10 +64,13 @@ void Channel::read_exact(void* data, std::size_t n, Deadline deadline, std::vect
   while (n > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) throw ChannelTimeout();
-    pollfd pfd{fd_, POLLIN, 0};
-    int r = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    pollfd pfd[2] = {{fd_, POLLIN, 0}, {watch_fd_, POLLIN, 0}};
+    int r = ::poll(pfd, watch_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (r < 0 && errno != EINTR) throw ChannelClosed();
     if (r <= 0) continue;
+    // The peer exited and nothing is left to read (data it sent before exiting is read first).
+    if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) && watch_fd_ >= 0 && (pfd[1].revents & POLLIN))
+      throw ChannelClosed();
     ssize_t k;
     if (fds) {
       iovec iov{p, n};

@@ -54,7 +54,10 @@ class Channel {
  public:
   explicit Channel(int fd = -1) : fd_(fd) {}
   ~Channel();
-  Channel(Channel&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  Channel(Channel&& other) noexcept : fd_(other.fd_), watch_fd_(other.watch_fd_) {
+    other.fd_ = -1;
+    other.watch_fd_ = -1;
+  }
   Channel& operator=(Channel&& other) noexcept;
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -68,6 +71,11 @@ class Channel {
   void send_fd(int fd);
   /// Receives one message before `deadline`; throws ChannelClosed or ChannelTimeout.
   Message recv(Deadline deadline);
+  /// Also ends a wait with ChannelClosed when `pidfd` (pidfd_open of the peer process; owned from
+  /// now on) reports that the process exited and no data is waiting: a child the peer forked may
+  /// hold the socket open after the peer died (seen: a candidate's daemon kept a dead worker's
+  /// channel open until the stage's time limit).
+  void watch(int pidfd);
   void close();
 
  private:
@@ -75,6 +83,7 @@ class Channel {
   /// With `fds`, reads with recvmsg and appends the descriptors that came along (SCM_RIGHTS).
   void read_exact(void* data, std::size_t n, Deadline deadline, std::vector<int>* fds = nullptr);
   int fd_;
+  int watch_fd_ = -1;
 };
 
 }  // namespace kgym::runner

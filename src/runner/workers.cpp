@@ -3,10 +3,13 @@
 #include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -40,6 +43,10 @@ Zygote::Zygote(const std::string& python, const fs::path& python_dir, const fs::
 }
 
 void Zygote::start() {
+  // This process becomes a child subreaper too: when the zygote dies, what its candidates left
+  // below it (escaped daemons, which no PR_SET_PDEATHSIG reaches) comes back here, and
+  // died_locked kills it (before, such processes outlived kgym, re-parented to init).
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   const std::string& python = python_;
   const fs::path& python_dir = python_dir_;
   const fs::path& log_path = log_path_;
@@ -111,6 +118,30 @@ void Zygote::died_locked() {
   control_.close();
   for (pid_t w : workers_) ::kill(-w, SIGKILL);  // their parent's death killed them; their groups too
   workers_.clear();
+  // The dead zygote's orphans came back to this process (a child subreaper since start): kill
+  // and reap them, pass after pass, since their children come back in turn. No zygote runs now,
+  // so every child of this process is one of them.
+  for (int pass = 0; pass < 50; ++pass) {
+    int killed = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "stat");
+      std::string stat;
+      if (!std::getline(f, stat)) continue;
+      const auto close = stat.rfind(')');
+      long ppid = 0;
+      char state = 0;
+      if (close == std::string::npos || std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) != 2) continue;
+      if (ppid != ::getpid()) continue;
+      const pid_t orphan = static_cast<pid_t>(std::stol(name));
+      ::kill(orphan, SIGKILL);
+      ::waitpid(orphan, nullptr, 0);
+      ++killed;
+    }
+    if (killed == 0) break;
+  }
 }
 
 Zygote::~Zygote() {
@@ -201,6 +232,12 @@ Worker::Worker(Zygote& zygote, const SpawnSpec& spec) : zygote_(zygote), pid_(-1
   auto [pid, channel] = zygote.spawn(spec);
   pid_ = pid;
   channel_ = std::move(channel);
+#ifdef SYS_pidfd_open
+  // The worker's exit ends any wait on its channel, even while a process it forked holds the
+  // socket open (without it a dead worker was noticed only at the stage's time limit).
+  const long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd >= 0) channel_.watch(static_cast<int>(pidfd));
+#endif
 }
 
 Worker::~Worker() {

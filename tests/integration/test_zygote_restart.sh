@@ -2,14 +2,24 @@
 # A zygote killed from outside (the OOM killer, a stray signal) during an evaluation costs the
 # verdict in flight, not the rest: that verdict is task_error (the candidate is not blamed), a
 # new zygote is started, and the later candidates are judged as usual (before: `kgym eval`
-# stopped with "the worker zygote died while reaping a worker" and no further verdicts).
+# stopped with "the worker zygote died while reaping a worker" and no further verdicts). A daemon
+# the candidate left (double fork, setsid) does not outlive kgym: it comes back to kgym, a child
+# subreaper, which kills it (before, it was re-parented to init and lived on).
 set -uo pipefail
 KGYM=$1; ROOT=$2
 T=$(mktemp -d); trap 'kill -9 $pid 2>/dev/null; rm -rf "$T"' EXIT
 mkdir -p "$T/c/19_ReLU"
-sed 's/^import torch$/import time\nimport torch\ntime.sleep(6)  # slow import: the zygote is killed meanwhile/' \
-  "$ROOT/examples/candidates/19_ReLU/honest.py" > "$T/c/19_ReLU/a_slow.py"
-grep -q "time.sleep(6)" "$T/c/19_ReLU/a_slow.py" || { echo "FAIL: could not make the slow candidate"; exit 1; }
+MARK="kgym-restart-daemon-$$"
+{ cat <<PY
+import os, sys, time
+if os.fork() == 0:  # a daemon that escapes the worker's tree and group
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)", "$MARK"])
+    os._exit(0)
+time.sleep(6)  # slow import: the zygote is killed meanwhile
+PY
+  cat "$ROOT/examples/candidates/19_ReLU/honest.py"; } > "$T/c/19_ReLU/a_slow.py"
 cp "$ROOT/examples/candidates/19_ReLU/honest.py" "$T/c/19_ReLU/b_honest.py"
 cp "$ROOT/examples/candidates/19_ReLU/honest.py" "$T/c/19_ReLU/c_honest.py"
 TMPDIR="$T" "$KGYM" eval --device cpu --suite "$ROOT/examples/suite" --candidates "$T/c" --profile off --jobs 1 \
@@ -27,6 +37,9 @@ done
 [ -n "$zygote" ] || { echo "FAIL: the first candidate's worker never appeared"; cat "$T/log"; exit 1; }
 kill -9 "$zygote"
 wait "$pid"; rc=$?
+sleep 0.5
+left=$(pgrep -f "$MARK" | wc -l)
+if [ "$left" != 0 ]; then pkill -9 -f "$MARK"; echo "FAIL: the candidate's daemon outlived kgym ($left process(es))"; exit 1; fi
 [ "$rc" = 0 ] || { echo "FAIL: kgym eval exited $rc after the zygote was killed"; tail -20 "$T/log"; exit 1; }
 python3 - "$T/v.jsonl" <<'PY'
 import json, sys
