@@ -197,6 +197,25 @@ def test_trivial_audit_names_passing_answers(tmp_path):
     assert rec["trivial_passing"] == ["input"]
 
 
+def test_trivial_constant_is_one_value_for_every_case(tmp_path):
+    # A scalar output (the default suite's cross-entropy tasks): each case's own mean is the
+    # answer itself, so the audit called those tasks weak; a constant must fit every case.
+    scalar = TASK.replace("return torch.relu(x)", "return (x * x).mean()")
+    ref, _ = _ref(tmp_path, scalar)
+    outs = []
+    for i in range(2):
+        x = _make_case(ref, {"key": "k", "index": i, "transform": "nominal"})[0]
+        outs.append(_compare(ref, i, (x * x).mean()))
+    assert "constant" in outs[0]["trivial_passing"]  # one case alone: some constant fits it
+    assert "constant" not in outs[1]["trivial_passing"]  # two different losses: none fits both
+    # A constant output still is found: every case gives 2.0.
+    const = TASK.replace("return torch.relu(x)", "return torch.full_like(x, 2.0)")
+    ref, _ = _ref(tmp_path, const)
+    for i in range(3):
+        x = _make_case(ref, {"key": "k", "index": i, "transform": "nominal"})[0]
+        assert "constant" in _compare(ref, i, torch.full_like(x, 2.0))["trivial_passing"]
+
+
 def test_other_shape_case(tmp_path):
     ref, _ = _ref(tmp_path)
     made = ref.make_case({"key": "k", "index": 5, "transform": "nominal", "shape": "other"}, [])
