@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -28,6 +30,22 @@ namespace {
 Deadline after(double seconds) {
   return Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
+/// Every live zygote of this process (kgym serve runs one per device): a dead one's sweep of this
+/// process's children must not take the others.
+std::mutex live_zygotes_mutex;
+std::set<pid_t> live_zygotes;
+
+void register_zygote(pid_t pid, bool live) {
+  std::lock_guard lock(live_zygotes_mutex);
+  if (live) live_zygotes.insert(pid);
+  else live_zygotes.erase(pid);
+}
+
+bool is_live_zygote(pid_t pid) {
+  std::lock_guard lock(live_zygotes_mutex);
+  return live_zygotes.count(pid) > 0;
+}
+
 std::string tail_of(const fs::path& path, std::size_t n = 4000) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -80,6 +98,7 @@ void Zygote::start() {
   pid_t spawned = -1;
   int rc = ::posix_spawnp(&spawned, python.c_str(), &actions, &attr, argv, envp.data());
   pid_ = rc == 0 ? spawned : -1;
+  if (rc == 0) register_zygote(spawned, true);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(sv[1]);
@@ -93,6 +112,7 @@ void Zygote::start() {
   } catch (const std::exception&) {
     ::kill(spawned, SIGKILL);
     ::waitpid(spawned, nullptr, 0);
+    register_zygote(spawned, false);
     pid_ = -1;
     throw Error(ErrorKind::worker, "the worker zygote (" + python + " -m kgym_worker zygote) did not start; "
                                    "is torch installed (bash scripts/install.sh)? Log " + log_path.string() +
@@ -104,6 +124,7 @@ bool Zygote::exited_locked() {
   const pid_t p = pid_;
   if (p <= 0) return true;
   if (::waitpid(p, nullptr, WNOHANG) != p) return false;
+  register_zygote(p, false);
   died_locked();
   return true;
 }
@@ -112,6 +133,7 @@ void Zygote::died_locked() {
   if (pid_ > 0) {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
+    register_zygote(pid_, false);
   }
   pid_ = -1;
   ++deaths_;
@@ -119,8 +141,8 @@ void Zygote::died_locked() {
   for (pid_t w : workers_) ::kill(-w, SIGKILL);  // their parent's death killed them; their groups too
   workers_.clear();
   // The dead zygote's orphans came back to this process (a child subreaper since start): kill
-  // and reap them, pass after pass, since their children come back in turn. No zygote runs now,
-  // so every child of this process is one of them.
+  // and reap them, pass after pass, since their children come back in turn. Every child of this
+  // process but the live zygotes (other devices' under kgym serve) is one of them.
   for (int pass = 0; pass < 50; ++pass) {
     int killed = 0;
     std::error_code ec;
@@ -136,6 +158,7 @@ void Zygote::died_locked() {
       if (close == std::string::npos || std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) != 2) continue;
       if (ppid != ::getpid()) continue;
       const pid_t orphan = static_cast<pid_t>(std::stol(name));
+      if (is_live_zygote(orphan)) continue;
       ::kill(orphan, SIGKILL);
       ::waitpid(orphan, nullptr, 0);
       ++killed;
@@ -146,6 +169,7 @@ void Zygote::died_locked() {
 
 Zygote::~Zygote() {
   if (pid_ > 0) {
+    register_zygote(pid_, false);
     try {
       std::lock_guard lock(mutex_);
       control_.send({{"op", "exit"}});
