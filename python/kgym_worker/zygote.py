@@ -54,6 +54,7 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             print(f"kgym sandbox: {sandbox}", flush=True)
         if req["role"] == "candidate":
             print(f"kgym signal scope: {_scope_signals()}", flush=True)
+            _oom_score_adj(1000)  # out of memory, the kernel kills a candidate before kgym's own
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
@@ -163,35 +164,49 @@ def _scope_signals() -> str:
     return f"landlock abi {abi}"
 
 
-def _sweep_orphans(known: set, passes: int = 50) -> None:
-    """SIGKILLs processes that were re-parented to the zygote (it is a child subreaper) and are
-    not live workers: a candidate's double-forked daemon that left its process group. Repeats
-    while a pass kills something (at most ``passes``): the children of a killed orphan come back
-    to the zygote in turn (red team rt6: 2000 ``sleep``s below a shell outlived kgym)."""
-    for _ in range(passes):
-        if not _sweep_once(known):
-            return
+def _sweep_orphans(known: set, seconds: float = 10.0) -> None:
+    """SIGKILLs every process below the zygote (it is a child subreaper) that is neither a live
+    worker in ``known`` nor below one: a candidate's double-forked daemons and everything they
+    started. Each pass takes the whole tree from one snapshot of /proc and stops it (SIGSTOP: no
+    more forks) before killing it, and passes repeat until one finds nothing (at most
+    ``seconds``). Red team rt6: 2000 ``sleep``s below a shell outlived kgym when only the zygote's
+    direct children were killed; rt7: a chain with descending pids (clone3 set_tid) lost one level
+    per pass and outlived a 50-pass sweep."""
+    deadline = time.monotonic() + seconds
+    while _sweep_once(known) and time.monotonic() < deadline:
+        pass
 
 
 def _sweep_once(known: set) -> int:
     me = os.getpid()
-    killed = 0
+    children = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) in known:
+        if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
                 ppid = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == me:
+        children.setdefault(ppid, []).append(int(entry))
+    doomed, stack = [], [p for p in children.get(me, []) if p not in known]
+    while stack:
+        p = stack.pop()
+        doomed.append(p)
+        stack.extend(children.get(p, []))
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for p in doomed:
             try:
-                os.kill(int(entry), signal.SIGKILL)
-                os.waitpid(int(entry), 0)
-                killed += 1
-            except (ProcessLookupError, ChildProcessError):
+                os.kill(p, sig)
+            except (ProcessLookupError, PermissionError):
                 pass
-    return killed
+    for p in children.get(me, []):
+        if p not in known:
+            try:
+                os.waitpid(p, 0)
+            except ChildProcessError:
+                pass
+    return len(doomed)
 
 
 def _reap_strays(live: set) -> int:
@@ -281,6 +296,18 @@ def _reap(pid: int, timeout: float) -> dict:
     return {"ok": True, "known": True, "signal": 0, "exit_code": os.WEXITSTATUS(status)}
 
 
+def _oom_score_adj(value: int) -> None:
+    """Sets this process's OOM-killer preference (-1000..1000); lowering it needs privilege, and
+    failing is harmless. The zygote lowers its own, candidates raise theirs: a candidate that
+    exhausts memory is the one the kernel kills, not the zygote with every worker (red team rt7
+    killed the zygote from below by exhausting pids; memory is the same kind)."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write(str(value))
+    except OSError:
+        pass
+
+
 def _die_with_parent() -> None:
     """SIGKILL this process when its parent dies (Linux prctl PR_SET_PDEATHSIG), so that no worker
     (a hung candidate in its own process group) outlives an interrupted or crashed kgym."""
@@ -308,6 +335,7 @@ def main() -> None:
     _die_with_parent()
     import ctypes
     ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come back to us
+    _oom_score_adj(-500)
     live = set()
     ctrl = socket.socket(fileno=3)
     preload()
@@ -339,7 +367,12 @@ def main() -> None:
             if len(fds) != 1:
                 protocol.send(ctrl, {"ok": False, "error": "spawn without a socket"})
                 continue
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError as exc:  # no process or memory left (red team rt7: a candidate held every pid)
+                os.close(fds[0])
+                protocol.send(ctrl, {"ok": False, "error": f"fork failed: {exc}"})
+                continue
             if pid == 0:
                 _child(ctrl, fds[0], req)
             os.close(fds[0])

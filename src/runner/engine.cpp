@@ -258,7 +258,17 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.crash = process_failure(st, what);
   };
 
-  auto cw = std::make_unique<Worker>(*zygote, spec);
+  std::unique_ptr<Worker> cw;
+  try {
+    cw = std::make_unique<Worker>(*zygote, spec);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::worker) throw;
+    // No worker for this candidate (the zygote could not fork: no process or memory left, which
+    // another candidate may have caused; red team rt7): it is not judged, and the run goes on.
+    m.task_failure = std::string("kgym could not start a worker for this candidate: ") + e.what() +
+                     "; the candidate was not judged: judge it again";
+    return judge(m, eo.judge);
+  }
   Worker& c = *cw;
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.

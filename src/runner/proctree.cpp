@@ -3,12 +3,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -254,6 +256,26 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
     }
   }
   return found;
+}
+
+int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  const pid_t self = ::getpid();
+  int total = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const auto children = children_of(process_table());
+    std::vector<pid_t> doomed;
+    collect_below(children, top, spare, false, doomed);
+    std::erase_if(doomed, [&](pid_t p) { return p <= 1 || p == self || spare.count(p); });
+    if (doomed.empty()) break;
+    for (int sig : {SIGSTOP, SIGKILL})
+      for (pid_t p : doomed) ::kill(p, sig);
+    if (auto it = children.find(self); it != children.end())
+      for (pid_t p : it->second)
+        if (std::find(doomed.begin(), doomed.end(), p) != doomed.end()) ::waitpid(p, nullptr, 0);
+    total += static_cast<int>(doomed.size());
+  }
+  return total;
 }
 
 PausedTree::PausedTree(pid_t root, pid_t zygote, pid_t keep) {

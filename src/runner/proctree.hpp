@@ -48,6 +48,13 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
                                              bool with_root = false,
                                              const DevicePredicate& is_device = nvidia_devices());
 
+/// SIGKILLs every process below `top` except those in `spare` and what is below them: each pass
+/// takes the tree from one snapshot of /proc and stops it (SIGSTOP: no more forks) before killing
+/// it, and passes repeat until one finds nothing or `seconds` passed. Direct children of this
+/// process among them are reaped. Returns how many were killed. A chain with descending pids
+/// (clone3 set_tid) lost one level per pass to a sweep of direct children only (red team rt7).
+int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds = 10.0);
+
 /// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
 /// after: the reference's baselines and the wall check's calibration are timed while nothing
 /// the candidate started can run, and a child process spinning only then slowed them (red team,

@@ -1,5 +1,7 @@
 #include "workers.hpp"
 
+#include "proctree.hpp"
+
 #include <signal.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -39,11 +41,6 @@ void register_zygote(pid_t pid, bool live) {
   std::lock_guard lock(live_zygotes_mutex);
   if (live) live_zygotes.insert(pid);
   else live_zygotes.erase(pid);
-}
-
-bool is_live_zygote(pid_t pid) {
-  std::lock_guard lock(live_zygotes_mutex);
-  return live_zygotes.count(pid) > 0;
 }
 
 std::string tail_of(const fs::path& path, std::size_t n = 4000) {
@@ -141,30 +138,13 @@ void Zygote::died_locked() {
   for (pid_t w : workers_) ::kill(-w, SIGKILL);  // their parent's death killed them; their groups too
   workers_.clear();
   // The dead zygote's orphans came back to this process (a child subreaper since start): kill
-  // and reap them, pass after pass, since their children come back in turn. Every child of this
-  // process but the live zygotes (other devices' under kgym serve) is one of them.
-  for (int pass = 0; pass < 50; ++pass) {
-    int killed = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/proc", ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream f(e.path() / "stat");
-      std::string stat;
-      if (!std::getline(f, stat)) continue;
-      const auto close = stat.rfind(')');
-      long ppid = 0;
-      char state = 0;
-      if (close == std::string::npos || std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) != 2) continue;
-      if (ppid != ::getpid()) continue;
-      const pid_t orphan = static_cast<pid_t>(std::stol(name));
-      if (is_live_zygote(orphan)) continue;
-      ::kill(orphan, SIGKILL);
-      ::waitpid(orphan, nullptr, 0);
-      ++killed;
-    }
-    if (killed == 0) break;
+  // them and everything below them, sparing the live zygotes (other devices' under kgym serve).
+  std::set<pid_t> spare;
+  {
+    std::lock_guard lock(live_zygotes_mutex);
+    spare = live_zygotes;
   }
+  kill_below(::getpid(), spare);
 }
 
 Zygote::~Zygote() {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -168,6 +169,50 @@ TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
   EXPECT_TRUE(names(found, orphan));
   EXPECT_FALSE(names(found, other));
   EXPECT_FALSE(names(found, worker));
+}
+
+/// A chain of `depth` processes below a child of this process (each the parent of the next, all
+/// paused), with the last one's pid written to `last`; returns the top's pid.
+pid_t chain(int depth, pid_t* last) {
+  int p[2];
+  if (::pipe(p) != 0) return -1;
+  const pid_t top = ::fork();
+  if (top == 0) {
+    ::close(p[0]);
+    for (int i = 1; i < depth; ++i)
+      if (::fork() != 0) {
+        for (;;) ::pause();  // this link stays; its child goes on
+      }
+    const pid_t me = ::getpid();
+    if (::write(p[1], &me, sizeof me) != sizeof me) ::_exit(3);
+    for (;;) ::pause();
+  }
+  ::close(p[1]);
+  if (::read(p[0], last, sizeof *last) != sizeof *last) *last = -1;
+  ::close(p[0]);
+  return top;
+}
+
+TEST(ProcTreeKill, KillsEveryLevelOfAChainInOnePassAndSparesWhatItIsTold) {
+  pid_t last = -1, spared_last = -1;
+  const pid_t doomed = chain(6, &last), spared = chain(3, &spared_last);
+  ASSERT_GT(doomed, 0);
+  ASSERT_GT(last, 0);
+  ASSERT_GT(spared, 0);
+  EXPECT_GE(kgym::runner::kill_below(::getpid(), {spared}, 5.0), 6);
+  // The deepest link of the killed chain is gone (a zombie re-parented elsewhere at most).
+  bool gone = true;
+  for (int i = 0; i < 100; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(last) + "/stat");
+    std::string s;
+    gone = !std::getline(stat, s) || s.substr(s.rfind(')') + 2, 1) == "Z";
+    if (gone) break;
+    ::usleep(10000);
+  }
+  EXPECT_TRUE(gone);
+  EXPECT_EQ(::kill(spared_last, 0), 0);  // the spared chain lives
+  EXPECT_GE(kgym::runner::kill_below(::getpid(), {}, 5.0), 3);
+  EXPECT_NE(::kill(spared, 0), 0);  // killed and reaped (a direct child)
 }
 
 }  // namespace
