@@ -115,6 +115,14 @@ struct TimingRecord {
   /// Host time (ms) spent inside those calls (perf_counter around each call, measured by the
   /// worker: a diagnostic, never a bound): close to wall_check_ms when the call is host-bound.
   double wall_check_host_ms = 0;
+  /// CPU device: CPU time (ms, user + system, from /proc) of all the candidate's processes
+  /// (worker, its children, reaped children, orphans under the zygote) during the timed
+  /// wall-clock requests, their wall clock (ms), and the cores the baselines may use
+  /// (KGYM_CPU_THREADS). A forked helper computing part of each call in parallel shows as CPU
+  /// time above the wall clock (runner::tree_cpu_ms); 0 when not measured.
+  double wall_check_cpu_ms = 0;
+  double wall_check_cpu_wall_ms = 0;
+  int wall_check_cores = 0;
   /// Median event time (ms) of empty timing windows in the same process (start event,
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).

@@ -147,6 +147,8 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
        {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
        {"wall_check_host_ms", v.wall_check_host_ms},
+       {"wall_check_cpu_ms", v.wall_check_cpu_ms}, {"wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms},
+       {"wall_check_cores", v.wall_check_cores},
        {"window_overhead_ms", v.window_overhead_ms}};
   put_opt(j, "failure", v.failure);
 }
@@ -170,6 +172,9 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_calls", v.wall_check_calls);
   get_if(j, "wall_check_ms", v.wall_check_ms);
   get_if(j, "wall_check_host_ms", v.wall_check_host_ms);
+  get_if(j, "wall_check_cpu_ms", v.wall_check_cpu_ms);
+  get_if(j, "wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms);
+  get_if(j, "wall_check_cores", v.wall_check_cores);
   get_if(j, "window_overhead_ms", v.window_overhead_ms);
 }
 

@@ -665,7 +665,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     return std::max(5, std::min(n, static_cast<int>((2.0 * (1ull << 30)) / out_bytes)));
   };
   n_wall = cap_calls(n_wall);
-  double calibration = 0, timed = 0, host_ms = 0;
+  double calibration = 0, timed = 0, host_ms = 0, cpu_used_ms = 0, cpu_wall_ms = 0;
   for (int attempt = 0; attempt < 2; ++attempt) {
     calibration = std::numeric_limits<double>::infinity();
     timed = std::numeric_limits<double>::infinity();
@@ -699,12 +699,19 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                               {"reserve_bytes", out_bytes}, {"reserve_n", n_wall}},
                              "during the wall-clock check"))
         return;
+      // CPU: the CPU time of all the candidate's processes over the same stretch (a forked helper
+      // computing part of each call in parallel; the judge compares it with the wall clock).
+      const double cpu0 = gpu ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers());
       const auto t1 = clock::now();
       auto reply = candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", true}, {"seed", wseed},
                                       {"sync_each", !gpu}, {"commit", true}},
                                      "during the wall-clock check");
       const double ms = ms_since(t1);
       if (!reply) return;
+      if (!gpu) {
+        cpu_used_ms += runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers()) - cpu0;
+        cpu_wall_ms += ms;
+      }
       m.phase_ms["wall_check/timed"] += ms;
       if (ms < timed) {
         timed = ms;
@@ -751,6 +758,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (std::find(timing.foreign_gpu_processes.begin(), timing.foreign_gpu_processes.end(), line) ==
         timing.foreign_gpu_processes.end())
       timing.foreign_gpu_processes.push_back(line);
+  if (!gpu && cpu_wall_ms > 0) {
+    const char* threads = std::getenv("KGYM_CPU_THREADS");
+    timing.wall_check_cores = std::max(1, threads ? std::atoi(threads) : 1);
+    timing.wall_check_cpu_ms = cpu_used_ms;
+    timing.wall_check_cpu_wall_ms = cpu_wall_ms;
+  }
   timing.wall_check_calls = n_wall;
   // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
   // through), and never below the reference's calibration: a reply faster than generating the

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <cstdlib>
+#include <sstream>
 #include <system_error>
 
 namespace kgym::runner {
@@ -256,6 +258,45 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
     }
   }
   return found;
+}
+
+namespace {
+/// utime + stime (+ cutime + cstime with `reaped`) of `pid`, in clock ticks; 0 when gone.
+double cpu_ticks(pid_t pid, bool own, bool reaped) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(f, stat)) return 0;
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream in(stat.substr(close + 2));
+  std::string field;
+  double t[4] = {0, 0, 0, 0};
+  for (int i = 3; i <= 17 && (in >> field); ++i)  // fields 14..17: utime stime cutime cstime
+    if (i >= 14) t[i - 14] = std::strtod(field.c_str(), nullptr);
+  return (own ? t[0] + t[1] : 0) + (reaped ? t[2] + t[3] : 0);
+}
+}  // namespace
+
+double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
+  const auto table = process_table();
+  const auto children = children_of(table);
+  std::vector<pid_t> mine;
+  const pid_t group = candidate_group(root);
+  for (const auto& [pid, e] : table)
+    if (group > 1 && e.pgrp == group) mine.push_back(pid);
+  collect_below(children, root, {}, true, mine);
+  if (zygote > 1) {
+    std::set<pid_t> skip = workers;
+    skip.erase(root);
+    collect_below(children, zygote, skip, false, mine);
+  }
+  std::sort(mine.begin(), mine.end());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  double ticks = 0;
+  for (pid_t p : mine)
+    if (p > 1 && p != ::getpid() && p != zygote && (p == root || !workers.count(p))) ticks += cpu_ticks(p, true, true);
+  if (zygote > 1) ticks += cpu_ticks(zygote, false, true);
+  return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {

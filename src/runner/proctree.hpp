@@ -48,6 +48,13 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
                                              bool with_root = false,
                                              const DevicePredicate& is_device = nvidia_devices());
 
+/// CPU time (ms: user + system, with that of reaped children) of the candidate whose worker is
+/// `root`: the worker, the processes below it or in its group, the orphans re-parented to
+/// `zygote` that are neither a worker in `workers` nor below one, plus the zygote's reaped
+/// children (orphans that exited and were collected count there). Take it before and after a
+/// measured stretch: the difference is the CPU time the candidate used in it.
+double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers);
+
 /// SIGKILLs every process below `top` except those in `spare` and what is below them: each pass
 /// takes the tree from one snapshot of /proc and stops it (SIGSTOP: no more forks) before killing
 /// it, and passes repeat until one finds nothing or `seconds` passed. Direct children of this

@@ -302,6 +302,14 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
                            "allows only allocation, views and copies outside your own kernel",
                            m.launch->aten_compute_calls, ops));
   }
+  // CPU: the candidate's processes may use the cores the baselines use, no more (a forked helper
+  // computing half of each matmul: 1.2x against an honest 0.835x on 2 cores, session 6).
+  if (t.wall_check_cores > 0 && t.wall_check_cpu_wall_ms > 0 &&
+      t.wall_check_cpu_ms > t.wall_check_cores * t.wall_check_cpu_wall_ms * 1.1 + 20.0)
+    return end(Outcome::timing_invalid, Gate::timing,
+               fmt::format("[cpu] the candidate's processes used {:.0f} ms of CPU time in {:.0f} ms of wall clock "
+                           "during the timed wall-clock requests: more than the {} core(s) the baselines run on",
+                           t.wall_check_cpu_ms, t.wall_check_cpu_wall_ms, t.wall_check_cores));
   if (t.l2_persist_violations > 0)
     return end(Outcome::timing_invalid, Gate::timing,
                fmt::format("the persisting-L2 limit was set again during {} timed call(s)", t.l2_persist_violations));

@@ -15,6 +15,9 @@ mkdir -p "$C"
 cp "$ROOT/examples/candidates/1_Square_matrix_multiplication_/honest.py" "$C/honest.py"
 cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt2_sigstop_reference.py" "$C/"
 cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt3_hog_baseline.py" "$C/"
+# A forked helper computing half of each matmul (two cores against the baselines' one): the
+# candidate's CPU time over the timed wall-clock requests exceeds its wall clock ([cpu]).
+cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt8_fork_parallel.py" "$C/"
 "$KGYM" eval --suite "$ROOT/examples/suite" --tasks L1/1 --scale 4 --candidates "$OUT/c" --profile off \
   --cases 2 --min-calls 5 --max-calls 10 -q --out "$OUT/v.jsonl"
 python3 - "$OUT/v.jsonl" <<'PY'
@@ -22,6 +25,9 @@ import json, sys
 vs = {json.loads(l)["candidate_id"].split("/")[-1]: json.loads(l) for l in open(sys.argv[1])}
 honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
+par = vs["rt8_fork_parallel.py"]
+assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
+print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
 for name in ("rt2_sigstop_reference.py", "rt3_hog_baseline.py"):
     v = vs[name]
     if v["outcome"] != "passed":

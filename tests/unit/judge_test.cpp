@@ -295,6 +295,20 @@ TEST(JudgeIntegrity, TamperAtImportIsContractViolation) {
   EXPECT_NE(v.messages.front().find("[tamper]"), std::string::npos);
 }
 
+TEST(JudgeIntegrity, CpuTimeAboveTheBaselinesCoresIsTimingInvalid) {
+  Measurements m = correct_and_timed(1, 2);
+  m.candidate_timing->wall_check_cores = 1;
+  m.candidate_timing->wall_check_cpu_wall_ms = 255;
+  m.candidate_timing->wall_check_cpu_ms = 270;  // within 1.1 x 255 + 20
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+  m.candidate_timing->wall_check_cpu_ms = 350;  // a forked helper on a second core
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::timing_invalid);
+  EXPECT_NE(v.messages.front().find("[cpu]"), std::string::npos);
+  m.candidate_timing->wall_check_cores = 2;  // KGYM_CPU_THREADS=2: the baselines use two
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+}
+
 TEST(JudgeIntegrity, AnotherProcessHoldingTheGpuIsContractViolation) {
   Measurements m = correct_and_timed(1, 2);
   EXPECT_EQ(judge(m).outcome, Outcome::passed);

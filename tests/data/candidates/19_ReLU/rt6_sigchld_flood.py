@@ -1,7 +1,9 @@
-# expect: passed, speedup <= 1.5
+# expect: passed|timing_invalid, speedup <= 1.5
 # Red team rt6 (CPU, 2026-12-01): before the fix this killed the zygote and `kgym eval` wrote no
 # verdict. Fixed: SIGCHLD only wakes the zygote's main loop, which collects (zygote.StrayCollector),
-# and the reap sweeps orphans until none is left. Now the flood slows only the candidate itself.
+# and the reap sweeps orphans until none is left. Now the flood slows only the candidate itself
+# (or, when its shell loop still runs during the timed wall-clock requests, the CPU time of the
+# candidate's processes exceeds one core: timing_invalid [cpu]).
 # The attack: a SIGCHLD flood made the zygote's collecting signal handler re-enter itself until
 # RecursionError killed the zygote. The candidate parks 2000 sleeping orphans under the zygote
 # (each handler call then waits on 2000 pids), then a shell loop makes orphans that exit at once,
