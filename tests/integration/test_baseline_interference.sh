@@ -26,8 +26,13 @@ vs = {json.loads(l)["candidate_id"].split("/")[-1]: json.loads(l) for l in open(
 honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
 par = vs["rt8_fork_parallel.py"]
-assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
 print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
+if par["outcome"] == "passed":
+    # Only when it got no second core (tests running in parallel): then it gains nothing.
+    assert par["speedup_eager"] <= 1.2 * honest["speedup_eager"], \
+        f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x"
+else:
+    assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
 for name in ("rt2_sigstop_reference.py", "rt3_hog_baseline.py"):
     v = vs[name]
     if v["outcome"] != "passed":
