@@ -83,6 +83,27 @@ std::string comm_of(pid_t pid) {
   return s;
 }
 
+/// The candidate's processes, `root` (its worker) among them: those below `root` or in its
+/// process group, and those below `zygote` that are neither a worker in `workers` nor below one
+/// (orphans re-parented to the child subreaper). Sorted, no duplicates.
+std::vector<pid_t> candidate_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
+  const auto table = process_table();
+  const auto children = children_of(table);
+  std::vector<pid_t> mine;
+  const pid_t group = candidate_group(root);
+  for (const auto& [pid, e] : table)
+    if (group > 1 && e.pgrp == group) mine.push_back(pid);
+  collect_below(children, root, {}, true, mine);
+  if (zygote > 1) {
+    std::set<pid_t> skip = workers;
+    skip.erase(root);
+    collect_below(children, zygote, skip, false, mine);
+  }
+  std::sort(mine.begin(), mine.end());
+  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  return mine;
+}
+
 /// One open file of a process that is a GPU device.
 struct DeviceFd {
   int fd = -1;
@@ -203,20 +224,7 @@ DevicePredicate nvidia_devices() {
 
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
                                              bool with_root, const DevicePredicate& is_device) {
-  const auto table = process_table();
-  const auto children = children_of(table);
-  std::vector<pid_t> mine;
-  const pid_t group = candidate_group(root);
-  for (const auto& [pid, e] : table)
-    if (group > 1 && e.pgrp == group) mine.push_back(pid);
-  collect_below(children, root, {}, with_root, mine);
-  if (zygote > 1) {
-    std::set<pid_t> skip = workers;
-    skip.erase(root);
-    collect_below(children, zygote, skip, false, mine);
-  }
-  std::sort(mine.begin(), mine.end());
-  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
   std::vector<std::string> found;
   const pid_t self = ::getpid();
   auto name = [](pid_t p) { return "pid " + std::to_string(p) + " (" + comm_of(p) + ")"; };
@@ -278,20 +286,7 @@ double cpu_ticks(pid_t pid, bool own, bool reaped) {
 }  // namespace
 
 double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
-  const auto table = process_table();
-  const auto children = children_of(table);
-  std::vector<pid_t> mine;
-  const pid_t group = candidate_group(root);
-  for (const auto& [pid, e] : table)
-    if (group > 1 && e.pgrp == group) mine.push_back(pid);
-  collect_below(children, root, {}, true, mine);
-  if (zygote > 1) {
-    std::set<pid_t> skip = workers;
-    skip.erase(root);
-    collect_below(children, zygote, skip, false, mine);
-  }
-  std::sort(mine.begin(), mine.end());
-  mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+  const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
   double ticks = 0;
   for (pid_t p : mine)
     if (p > 1 && p != ::getpid() && p != zygote && (p == root || !workers.count(p))) ticks += cpu_ticks(p, true, true);

@@ -121,6 +121,7 @@ bool Zygote::exited_locked() {
   const pid_t p = pid_;
   if (p <= 0) return true;
   if (::waitpid(p, nullptr, WNOHANG) != p) return false;
+  pid_ = -1;  // reaped: died_locked has no process left to kill
   register_zygote(p, false);
   died_locked();
   return true;
