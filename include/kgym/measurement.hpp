@@ -115,6 +115,14 @@ struct TimingRecord {
   /// Host time (ms) spent inside those calls (perf_counter around each call, measured by the
   /// worker: a diagnostic, never a bound): close to wall_check_ms when the call is host-bound.
   double wall_check_host_ms = 0;
+  /// CPU device: the resolution of the wall check (ms): the gap between the two least of the
+  /// reference's five calibrations. When the calls' time is not above twice it, wall_check_ms
+  /// is never below it (docs/timing.md, "Wall-clock floor"); 0 on the GPU.
+  double wall_check_spread_ms = 0;
+  /// The clock wall_check_ms comes from: "wall" (the supervisor's wall clock) or, on the CPU,
+  /// "cpu" (the kernel's CPU-time accounting of the candidate's processes against the
+  /// reference's), whichever gave the lesser per-call time.
+  std::string wall_check_clock = "wall";
   /// CPU device: CPU time (ms, user + system, from /proc) of all the candidate's processes
   /// (worker, its children, reaped children, orphans under the zygote) during the timed
   /// wall-clock requests, their wall clock (ms), and the cores the baselines may use

@@ -283,6 +283,26 @@ def launch_cover(cover_us: float = LAUNCH_COVER_US) -> None:
     torch.cuda._sleep(_cover_cycles)
 
 
+def keep_heap() -> bool:
+    """CPU workers: glibc's allocator keeps freed memory in the heap instead of returning it to
+    the kernel (``M_MMAP_MAX`` 0: no block gets its own mapping; ``M_TRIM_THRESHOLD`` 2 GiB: the
+    heap's top is trimmed only above that). Without it every tensor above the mmap threshold (128 KiB to
+    32 MiB, moving) was a fresh mapping whose pages fault on first write, whether it did or not
+    depended on the heap's recent history, and the wall-clock request of the CPU ReLU at
+    ``--scale 0.02`` took 1 to 4x its calls' time on the same process (2 cores, 2026-12-01):
+    the floor set honest runtimes up to 8x above the timer, and in CI an honest candidate was
+    ``timing_invalid``. Applied to the reference and the candidate alike; a candidate that undoes
+    it only makes its own calls slower. Returns False where mallopt is unavailable."""
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None)
+        m_trim_threshold, m_mmap_max = -1, -4
+        ok = libc.mallopt(m_mmap_max, 0) == 1
+        return bool(libc.mallopt(m_trim_threshold, ctypes.c_int(2**31 - 1)) == 1 and ok)
+    except (OSError, AttributeError):
+        return False
+
+
 def wall_per_call(fn, make_args, seed: int, n: int, device: str) -> tuple:
     """Per-call wall clock (ms) of ``n`` back-to-back calls on fresh inputs with one sync at the
     end, minus the same loop without the calls (the least of three): on the GPU about
@@ -322,15 +342,162 @@ def window_overhead_ms(n: int = 15) -> float:
     return xs[len(xs) // 2]
 
 
+def trim_heap() -> None:
+    """Returns the heap's free memory to the kernel (glibc ``malloc_trim``), which
+    ``keep_heap`` otherwise keeps: after a large arena or task in a long-lived worker."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+class SharedInputs:
+    """CPU wall check: the input sets of a timed request in a file that the reference worker
+    writes and the candidate's worker maps read-only (``MAP_SHARED | MAP_POPULATE``, so reading
+    them costs no page faults). Generating N input sets inside the timed request (torch.rand:
+    1.8 ms a set for the CPU ReLU at ``--scale 0.02``, varying by 10 to 25% from request to
+    request on the dev VM) buried the calls (0.2 to 0.4 ms) in noise the supervisor cannot
+    subtract; read from here, the request holds only the calls, the output copies and the
+    commitments. The supervisor has the reference write each request's sets while the
+    candidate's processes are stopped, and starts its clocks before it lets them run again,
+    so the candidate sees the values only inside the timed request (docs/timing.md,
+    "Wall-clock floor"). A layout entry is one input set: per argument either
+    ``{"offset", "dtype", "shape"}`` (bytes at ``offset``, 64-aligned, contiguous) or
+    ``{"value": v}`` (a plain Python value)."""
+
+    def __init__(self):
+        self.path, self.nbytes, self.buf, self._map = None, 0, None, None
+
+    @staticmethod
+    def plan(sets):
+        """(layout, total bytes) for ``sets`` (lists of arguments), or (None, reason) when an
+        argument is not a contiguous CPU tensor or a plain value."""
+        layout, offset = [], 0
+        for args in sets:
+            entry = []
+            for a in args:
+                if type(a) is torch.Tensor:
+                    if a.device.type != "cpu" or not a.is_contiguous():
+                        return None, "an input is not a contiguous CPU tensor"
+                    entry.append({"offset": offset, "dtype": str(a.dtype).removeprefix("torch."),
+                                  "shape": list(a.shape)})
+                    offset += (a.numel() * a.element_size() + 63) // 64 * 64
+                elif a is None or type(a) in (int, float, bool):
+                    entry.append({"value": a})
+                else:
+                    return None, f"an input is a {type(a).__name__}"
+            layout.append(entry)
+        return layout, max(offset, 64)
+
+    def write(self, sets, layout, nbytes: int, directory: str) -> bool:
+        """Writes ``sets`` at ``layout`` (reference side); a new file when the size changes
+        (the old one is removed: a process that still maps it keeps its pages). True when the
+        file is new (the candidate must map it again)."""
+        import mmap
+        created = self.buf is None or nbytes != self.nbytes
+        if created:
+            old = self.path
+            self.buf, self._map = None, None
+            self.path = os.path.join(directory, f"wall_inputs_{os.getpid()}_{time.monotonic_ns()}.bin")
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                os.ftruncate(fd, nbytes)
+                self._map = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            finally:
+                os.close(fd)
+            self.nbytes = nbytes
+            self.buf = torch.frombuffer(self._map, dtype=torch.uint8)
+            if old:
+                try:
+                    os.unlink(old)
+                except OSError:
+                    pass
+        for args, entry in zip(sets, layout):
+            for a, e in zip(args, entry):
+                if "offset" in e:
+                    self.tensor(e).copy_(a)
+        return created
+
+    def open(self, path: str, nbytes: int) -> None:
+        """Maps ``path`` read-only, every page populated (candidate side)."""
+        import mmap
+        import warnings
+        if path == self.path and nbytes == self.nbytes and self.buf is not None:
+            return
+        self.buf, self._map = None, None
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            self._map = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                                  prot=mmap.PROT_READ)
+        finally:
+            os.close(fd)
+        with warnings.catch_warnings():  # read-only on purpose: writing an input is a crash
+            warnings.simplefilter("ignore")
+            self.buf = torch.frombuffer(self._map, dtype=torch.uint8)
+        self.path, self.nbytes = path, nbytes
+
+    def tensor(self, e: dict):
+        dtype = getattr(torch, e["dtype"])
+        numel = 1
+        for d in e["shape"]:
+            numel *= int(d)
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        return self.buf[e["offset"]:e["offset"] + nbytes].view(dtype).view(e["shape"])
+
+    def args(self, entry):
+        """One input set's arguments, tensors viewing the mapping."""
+        return [self.tensor(e) if "offset" in e else e["value"] for e in entry]
+
+
+class OutputArena:
+    """CPU wall check: ``n`` slots of ``slot_bytes`` in one tensor, written once when made (its
+    pages faulted in then, outside any timed request). The timed request copies each call's
+    output into its slot and drops the output, so that keeping N outputs alive for the
+    commitment costs no fresh memory: kept outputs were fresh pages that faulted on first write
+    (about 10 us a page in the dev VM, 2026-12-01), and whether glibc handed back fresh pages
+    depended on the heap's history, so the request took 1 to 4x its calls' time. The reference's
+    calibration copies an output of the same shape into an arena of its own, so the copy is
+    subtracted with the rest (docs/timing.md, "Wall-clock floor")."""
+
+    def __init__(self, n: int, slot_bytes: int):
+        self.n, self.slot_bytes = int(n), (int(slot_bytes) + 63) // 64 * 64
+        self.data = torch.zeros(self.n * self.slot_bytes, dtype=torch.uint8)
+
+    def fits(self, n: int, slot_bytes: int) -> bool:
+        return self.n >= n and self.slot_bytes >= slot_bytes
+
+    def store(self, i: int, out):
+        """A copy of ``out`` (a tensor, or a tuple/list of tensors: a list of copies) in slot
+        ``i``, contiguous, same dtypes and shapes; ``out`` itself when it is not plain CPU
+        tensors or does not fit (it is then kept as it is)."""
+        outs = output_tensors(out)
+        if outs is None or i >= self.n or any(o.device.type != "cpu" for o in outs):
+            return out
+        offset, views = i * self.slot_bytes, []
+        for o in outs:
+            nbytes = o.numel() * o.element_size()
+            if offset + nbytes > (i + 1) * self.slot_bytes:
+                return out
+            views.append((self.data[offset:offset + nbytes].view(o.dtype).view(o.shape), o))
+            offset += (nbytes + 63) // 64 * 64
+        copies = []
+        for view, o in views:
+            view.copy_(o)
+            copies.append(view)
+        return copies[0] if type(out) is torch.Tensor else copies
+
+
 def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True,
-               keep: list = None) -> float:
+               keep: list = None, arena: OutputArena = None) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
     with and without the calls and takes the difference as the calls' wall clock
     (docs/timing.md). Returns the host time (ms) spent inside the calls (a diagnostic: close to
     the request's per-call time when the call is host-bound). With ``keep`` (a list), every
-    call's output is appended to it (the wall check's commitment, see candidate.wall)."""
+    call's output is appended to it (the wall check's commitment, see candidate.wall), as a copy
+    in ``arena``'s slot when one is given (CPU)."""
     import gc
     host = 0.0
     collecting = gc.isenabled()
@@ -344,7 +511,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                     out = fn(*args)
                     host += time.perf_counter() - t0
                     if keep is not None:
-                        keep.append(out)
+                        keep.append(out if arena is None else arena.store(i, out))
                     del out
                 if sync_each:
                     synchronize(device)
@@ -356,11 +523,30 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     return host * 1e3
 
 
+def _cpu_digest() -> str:
+    """The CPU commitment's hash: SHA-256 where the CPU has SHA instructions (x86 ``sha_ni``,
+    Arm ``sha2``), which OpenSSL uses: 1.4 ms for a 2.6 MB output on the 2-core EPYC dev machine
+    against 2.8 ms for BLAKE2b, the next fastest; else BLAKE2b. The hashing sits inside the timed
+    wall-clock request, so its cost sets how small a call the CPU wall check resolves. Decided
+    from /proc/cpuinfo, so the candidate's and the reference's processes on one machine always
+    agree."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = set(f.read().split())
+    except OSError:
+        flags = set()
+    return "sha256" if flags & {"sha_ni", "sha2"} else "blake2b"
+
+
+_CPU_DIGEST = _cpu_digest()
+
+
 def commitment(out):
     """The wall check's commitment to one call's output: dtype, shape and an exact digest of the
     bytes of each tensor (made contiguous): on the GPU the sum of its 32-bit words (16-bit or
     bytes where the size needs), an integer sum in int64 (exact, so independent of reduction
-    order; one read of the tensor, no temporaries), on the CPU its BLAKE2b hash. ``{"invalid": type
+    order; one read of the tensor, no temporaries), on the CPU a cryptographic hash
+    (``_CPU_DIGEST``). ``{"invalid": type
     name}`` when the output is not plain tensors. The reference computes the same of the output
     it is sent. Cheap on purpose: the digest's cost is inside the timed request, calibrated on
     the reference, and its noise must stay small next to the calls'. The GPU digest is linear in
@@ -380,8 +566,8 @@ def commitment(out):
             # A cryptographic hash: CRC-32 is affine, and flipping the lowest mantissa bit of
             # 32 chosen floats of the real output (found by solving a GF(2) system) matched a
             # digest made up in advance (red team, 2026-12-01, 3230x).
-            rec["blake2b"] = hashlib.blake2b(flat.view(torch.uint8).numpy() if nbytes else b"",
-                                             digest_size=16).hexdigest()
+            data = flat.view(torch.uint8).numpy() if nbytes else b""
+            rec[_CPU_DIGEST] = hashlib.new(_CPU_DIGEST, data).hexdigest()
         elif nbytes:
             word = torch.int32 if nbytes % 4 == 0 and flat.element_size() >= 4 else \
                 torch.int16 if nbytes % 2 == 0 and flat.element_size() >= 2 else torch.uint8

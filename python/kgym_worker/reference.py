@@ -465,17 +465,59 @@ class ReferenceWorker:
         like = None
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
-        n = int(req["n"])
-        common.wall_calls(None, self._timed_inputs(task), int(req["seed"]), n, False, self.device,
+        n, seed = int(req["n"]), int(req["seed"])
+        make_args = self._timed_inputs(task)
+        if req.get("shared") and self._shared is not None and len(self._wall_layout) >= n:
+            layout, shared = self._wall_layout, self._shared  # the inputs come from the shared file
+            make_args = lambda s: common.seed_all(s) or shared.args(layout[s - seed])  # noqa: E731
+        common.wall_calls(None, make_args, seed, n, False, self.device,
                           sync_each=bool(req.get("sync_each", True)))
         if like is not None:
-            for _ in range(n):
-                common.commitment(like)
+            arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
+            for i in range(n):  # the candidate's copies into its arena (CPU), then the commitments
+                common.commitment(arena.store(i, like) if arena is not None else like)
         return {"ok": True}
+
+    _arena = None
+    _shared = None  # common.SharedInputs, made at the first wall_inputs
+    _wall_layout = []
+
+    def wall_inputs(self, req, blobs):
+        """CPU wall check: the ``n`` input sets of seeds ``seed`` + i written into the shared input
+        file (``common.SharedInputs``), the same values ``make_inputs`` gives the candidate's
+        timed calls (so the rechecks regenerate them from the seeds). Replies with the file, its
+        size, the layout and whether the file is new; ``unsupported`` (a reason) when an input
+        cannot be shared, and the supervisor then has the candidate generate its inputs."""
+        task = self.tasks[req["key"]]
+        n, seed = int(req["n"]), int(req["seed"])
+        make = self._timed_inputs(task)
+        sets = [make(seed + i) for i in range(n)]
+        layout, nbytes = common.SharedInputs.plan(sets)
+        if layout is None:
+            return {"ok": True, "unsupported": nbytes}
+        if self._shared is None:
+            self._shared = common.SharedInputs()
+        created = self._shared.write(sets, layout, nbytes, self.workdir)
+        self._wall_layout = layout
+        return {"ok": True, "path": self._shared.path, "bytes": nbytes, "layout": layout, "created": created}
 
     def settle(self, req, blobs):
         """Sent before each wall_calibration: no garbage collection pending and the device idle,
-        so that the calibration holds only what the candidate's timed request also holds."""
+        so that the calibration holds only what the candidate's timed request also holds. On the
+        CPU, ``reserve_n`` / ``reserve_bytes`` make (or keep) the output arena the calibration
+        copies into, as the candidate's untimed request does for its own; ``release`` drops it."""
+        if req.get("release"):  # after the wall check: the arena's memory back, nothing else
+            self._arena = None
+            common.trim_heap()
+            return {"ok": True}
+        n, nbytes = int(req.get("reserve_n", 0)), int(req.get("reserve_bytes", 0))
+        if not self.device.startswith("cuda") and 0 < n and 0 < nbytes and n * nbytes <= (4 << 30):
+            if self._arena is None or not self._arena.fits(n, nbytes):
+                self._arena = None
+                try:
+                    self._arena = common.OutputArena(n, nbytes)
+                except RuntimeError:
+                    pass
         protocol.settle()
         common.synchronize(self.device)
         return {"ok": True}
@@ -516,7 +558,7 @@ class ReferenceWorker:
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "settle",
+    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
            "time", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed

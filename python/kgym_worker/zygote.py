@@ -58,6 +58,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
+            from . import common
+            common.keep_heap()  # freed tensors stay in the heap: no page faults in timed requests
         chan = socket.socket(fileno=3)
         if req["role"] == "reference":
             from . import reference

@@ -146,7 +146,8 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"foreign_gpu_processes", v.foreign_gpu_processes},
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
        {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
-       {"wall_check_host_ms", v.wall_check_host_ms},
+       {"wall_check_host_ms", v.wall_check_host_ms}, {"wall_check_spread_ms", v.wall_check_spread_ms},
+       {"wall_check_clock", v.wall_check_clock},
        {"wall_check_cpu_ms", v.wall_check_cpu_ms}, {"wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms},
        {"wall_check_cores", v.wall_check_cores},
        {"window_overhead_ms", v.window_overhead_ms}};
@@ -172,6 +173,8 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_calls", v.wall_check_calls);
   get_if(j, "wall_check_ms", v.wall_check_ms);
   get_if(j, "wall_check_host_ms", v.wall_check_host_ms);
+  get_if(j, "wall_check_spread_ms", v.wall_check_spread_ms);
+  get_if(j, "wall_check_clock", v.wall_check_clock);
   get_if(j, "wall_check_cpu_ms", v.wall_check_cpu_ms);
   get_if(j, "wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms);
   get_if(j, "wall_check_cores", v.wall_check_cores);

@@ -24,6 +24,7 @@
 #include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
 #include "proctree.hpp"
+#include "wall_check.hpp"
 #include "workers.hpp"
 
 namespace kgym {
@@ -665,11 +666,36 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     return std::max(5, std::min(n, static_cast<int>((2.0 * (1ull << 30)) / out_bytes)));
   };
   n_wall = cap_calls(n_wall);
-  double calibration = 0, timed = 0, host_ms = 0, cpu_used_ms = 0, cpu_wall_ms = 0;
+  double host_ms = 0, cpu_used_ms = 0, cpu_wall_ms = 0;
+  // The wall clock on the GPU; on the CPU also CPU time, the lesser per-call figure taken
+  // (runner::WallCheckSeries, docs/timing.md "Wall-clock floor").
+  runner::WallCheckSeries wall, cpu;
+  // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
+  // CPU: 5 and 4 at once and no retry: more calls per request do not lift the calls above the
+  // noise there (it grows with the request), more requests make the least of each closer to
+  // the quiet machine.
+  const int requests = gpu ? 5 : 9;
+  const pid_t reference_pid = reference ? reference->pid() : -1;
+  // CPU: the timed requests' inputs come from a file the reference writes while the candidate
+  // is stopped (common.SharedInputs); the candidate maps it in its untimed request. Without it
+  // (an input that is not a contiguous tensor or a plain value) the candidate generates them.
+  nlohmann::json shared_map;  // {path, bytes} once the reference made the file
+  auto write_inputs = [&](std::uint64_t seed) -> std::optional<nlohmann::json> {
+    auto r = ask_reference({{"op", "wall_inputs"}, {"key", key}, {"n", n_wall}, {"seed", seed}}, {},
+                           eo.timeouts.reference_s, m);
+    if (!r) return std::nullopt;
+    if (r->header.contains("unsupported")) {
+      shared_map = nullptr;
+      return nlohmann::json();
+    }
+    shared_map = {{"path", r->header.value("path", "")}, {"bytes", r->header.value("bytes", 0)}};
+    return r->header.value("layout", nlohmann::json());
+  };
+  if (!gpu && !write_inputs(fresh_seed())) return;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    calibration = std::numeric_limits<double>::infinity();
-    timed = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < 5; ++i) {
+    wall.clear();
+    cpu.clear();
+    for (int i = 0; i < requests; ++i) {
       const std::uint64_t wseed = fresh_seed();
       if (i % 2 == 0) {
         // The candidate's process tree is stopped while the reference calibrates: a child that
@@ -680,43 +706,61 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // in the reference and its device idle.
         PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
         note_gpu_holders();
-        if (!ask_reference({{"op", "settle"}}, {}, eo.timeouts.reference_s, m)) return;
+        // (CPU: with the output arena its calibration copies into, as the candidate's.)
+        if (!ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
+                           eo.timeouts.reference_s, m))
+          return;
+        const double ref_cpu0 = gpu ? 0 : runner::process_cpu_ms(reference_pid);
         const auto t0 = clock::now();
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
-                                                    {"seed", wseed}, {"sync_each", !gpu}, {"commit", true}},
+                                                    {"seed", wseed}, {"sync_each", !gpu}, {"commit", true},
+                                                    {"shared", !shared_map.is_null()}},
                                                    {}, eo.timeouts.reference_s, m);
         if (!cal) return;
         const double cal_ms = ms_since(t0);
         m.phase_ms["wall_check/calibration"] += cal_ms;
-        calibration = std::min(calibration, cal_ms);
+        wall.add_calibration(cal_ms);
+        if (!gpu) cpu.add_calibration(runner::process_cpu_ms(reference_pid) - ref_cpu0);
         continue;
       }
       // An untimed request first (one input set, no call): whatever the process has to catch up
       // on after the reference's phases is not counted as the calls' time.
       // It also has the caching allocator reserve the N outputs' blocks that the timed request
       // keeps alive (the first timed request was 2 to 3 ms slower on the H200 without it).
-      if (!candidate_request({{"op", "wall"}, {"n", 1}, {"call", false}, {"seed", fresh_seed()}, {"sync_each", true},
-                              {"reserve_bytes", out_bytes}, {"reserve_n", n_wall}},
-                             "during the wall-clock check"))
-        return;
+      nlohmann::json untimed = {{"op", "wall"},       {"n", 1},         {"call", false},
+                                {"seed", fresh_seed()}, {"sync_each", true}, {"reserve_bytes", out_bytes},
+                                {"reserve_n", n_wall}};
+      if (!shared_map.is_null()) untimed["map"] = shared_map;
+      if (!candidate_request(untimed, "during the wall-clock check")) return;
+      nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
+                                  {"seed", wseed},        {"sync_each", !gpu}, {"commit", true}};
+      // CPU with shared inputs: the reference writes this request's input sets while the
+      // candidate's processes are stopped; the clocks start before they run again.
+      std::optional<PausedTree> frozen;
+      if (!shared_map.is_null()) {
+        frozen.emplace(c.pid(), zygote->pid(), reference_pid);
+        const auto layout = write_inputs(wseed);
+        if (!layout) return;
+        if (!shared_map.is_null()) timed_req["layout"] = *layout;
+      }
       // CPU: the CPU time of all the candidate's processes over the same stretch (a forked helper
       // computing part of each call in parallel; the judge compares it with the wall clock).
       const double cpu0 = gpu ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers());
+      const double precise0 = gpu ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true);
       const auto t1 = clock::now();
-      auto reply = candidate_request({{"op", "wall"}, {"n", n_wall}, {"call", true}, {"seed", wseed},
-                                      {"sync_each", !gpu}, {"commit", true}},
-                                     "during the wall-clock check");
+      if (frozen) frozen->release();
+      auto reply = candidate_request(timed_req, "during the wall-clock check");
       const double ms = ms_since(t1);
       if (!reply) return;
       if (!gpu) {
+        const double precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
+        cpu.add_timed(precise);
         cpu_used_ms += runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers()) - cpu0;
         cpu_wall_ms += ms;
       }
       m.phase_ms["wall_check/timed"] += ms;
-      if (ms < timed) {
-        timed = ms;
-        host_ms = reply->header.value("host_ms", 0.0);
-      }
+      if (ms < wall.timed) host_ms = reply->header.value("host_ms", 0.0);
+      wall.add_timed(ms);
       // The commitment, then two secret calls' outputs checked against it and the task.
       const auto fps = reply->header.value("fingerprints", nlohmann::json());
       std::vector<int> picks(static_cast<std::size_t>(n_wall));
@@ -748,12 +792,15 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       }
       if (!items.empty() && !recheck(timing.rechecks, items, fetched->blobs, "wall", 0, "wall_check/rechecks")) return;
     }
-    // Inconclusive (the calls' share below 5% of the request): once more with 10x the calls.
-    if (timed - calibration > 0.05 * timed || attempt == 1) break;
+    // Inconclusive on the GPU (the calls' share below 5% of the request): once more with 10x
+    // the calls.
+    if (wall.conclusive(gpu) || attempt == 1 || !gpu) break;
     const int more = cap_calls(n_wall * 10);
     if (more == n_wall) break;
     n_wall = more;
   }
+  // The reference worker outlives the task: its output arena (CPU, up to about 2 GiB) goes.
+  if (!gpu && !ask_reference({{"op", "settle"}, {"release", true}}, {}, eo.timeouts.reference_s, m)) return;
   for (auto& line : gpu_holders)
     if (std::find(timing.foreign_gpu_processes.begin(), timing.foreign_gpu_processes.end(), line) ==
         timing.foreign_gpu_processes.end())
@@ -765,10 +812,17 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }
   timing.wall_check_calls = n_wall;
-  // Still inconclusive: the whole timed request / N (an upper bound: never lets a shrunk timer
-  // through), and never below the reference's calibration: a reply faster than generating the
-  // inputs did not come from the calls (a forged instant reply, red team 2026-12-01).
-  timing.wall_check_ms = timed - calibration > 0.05 * timed ? timed - calibration : std::max(timed, calibration);
+  timing.wall_check_ms = wall.calls_ms(gpu);
+  timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
+  if (!gpu && cpu.calibrations.size() == wall.calibrations.size() && cpu.timeds.size() == wall.timeds.size() &&
+      std::all_of(cpu.calibrations.begin(), cpu.calibrations.end(), [](double x) { return x >= 0; })) {
+    const double by_cpu = cpu.calls_ms(false);
+    if (by_cpu < timing.wall_check_ms) {
+      timing.wall_check_ms = by_cpu;
+      timing.wall_check_spread_ms = cpu.resolution();
+      timing.wall_check_clock = "cpu";
+    }
+  }
   timing.wall_check_host_ms = host_ms;
   m.phase_ms["wall_check"] += ms_since(wall_began);
   // Launch accounting (D7, D14), last: the kernels of a few calls on the GPU; on the CPU, under

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -285,13 +286,24 @@ double cpu_ticks(pid_t pid, bool own, bool reaped) {
 }
 }  // namespace
 
-double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
+double process_cpu_ms(pid_t pid) {
+  clockid_t clock;
+  timespec ts{};
+  if (pid <= 0 || ::clock_getcpuclockid(pid, &clock) != 0 || ::clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise) {
   const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
-  double ticks = 0;
-  for (pid_t p : mine)
-    if (p > 1 && p != ::getpid() && p != zygote && (p == root || !workers.count(p))) ticks += cpu_ticks(p, true, true);
-  if (zygote > 1) ticks += cpu_ticks(zygote, false, true);
-  return ticks * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  const double ms_per_tick = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  double ms = 0;
+  for (pid_t p : mine) {
+    if (p <= 1 || p == ::getpid() || p == zygote || (p != root && workers.count(p))) continue;
+    const double own = p == root && precise ? process_cpu_ms(p) : -1;
+    ms += own >= 0 ? own + cpu_ticks(p, false, true) * ms_per_tick : cpu_ticks(p, true, true) * ms_per_tick;
+  }
+  if (zygote > 1) ms += cpu_ticks(zygote, false, true) * ms_per_tick;
+  return ms;
 }
 
 int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {
@@ -327,8 +339,11 @@ PausedTree::PausedTree(pid_t root, pid_t zygote, pid_t keep) {
   }
 }
 
-PausedTree::~PausedTree() {
+PausedTree::~PausedTree() { release(); }
+
+void PausedTree::release() {
   for (pid_t p : pids_) ::kill(p, SIGCONT);
+  pids_.clear();
 }
 
 }  // namespace kgym::runner

@@ -53,7 +53,14 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
 /// `zygote` that are neither a worker in `workers` nor below one, plus the zygote's reaped
 /// children (orphans that exited and were collected count there). Take it before and after a
 /// measured stretch: the difference is the CPU time the candidate used in it.
-double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers);
+/// With `precise`, the worker's own CPU time comes from its process CPU clock (ns,
+/// process_cpu_ms) instead of /proc's 10 ms ticks.
+double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise = false);
+
+/// CPU time (ms, all threads, living and exited, user + system) of process `pid` from its CPU
+/// clock (clock_getcpuclockid: the kernel's accounting in ns, readable for any visible pid);
+/// -1 when the clock cannot be read (no such process).
+double process_cpu_ms(pid_t pid);
 
 /// SIGKILLs every process below `top` except those in `spare` and what is below them: each pass
 /// takes the tree from one snapshot of /proc and stops it (SIGSTOP: no more forks) before killing
@@ -77,6 +84,9 @@ class PausedTree {
   PausedTree& operator=(const PausedTree&) = delete;
   /// The pids stopped.
   const std::vector<pid_t>& pids() const { return pids_; }
+  /// Continues them now (the destructor then does nothing): the CPU wall check starts its clocks
+  /// before the candidate can run again.
+  void release();
 
  private:
   std::vector<pid_t> pids_;

@@ -368,7 +368,9 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     if (cand.median_ms * options.wall_check_factor_cpu + options.wall_check_slack_ms_cpu < per_call)
       return end(Outcome::timing_invalid, Gate::timing,
                  fmt::format("the timer says {:.4g} ms per call, but {} synchronised calls took {:.4g} ms each "
-                             "on the supervisor's wall clock", cand.median_ms, t.wall_check_calls, per_call));
+                             "{}", cand.median_ms, t.wall_check_calls, per_call,
+                             t.wall_check_clock == "cpu" ? "in CPU time (the kernel's accounting of your processes)"
+                                                         : "on the supervisor's wall clock"));
   }
   if (m.roofline && m.roofline->applied && m.roofline->floor_ms > 0 &&
       cand_ms < m.roofline->floor_ms / options.roofline_safety)
@@ -397,9 +399,10 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   if (overhead > 0) headline += fmt::format(" (window overhead {:.3g} ms subtracted)", overhead);
   if (cand_floor > 0 && cand_floor >= net(cand.median_ms))
     v.messages.push_back(fmt::format(
-        "runtime set by the wall-clock floor: {} {} calls took {:.4g} ms each on the supervisor's clock, "
+        "runtime set by the wall-clock floor: {} {} calls took {:.4g} ms each on the supervisor's {}, "
         "more than the {} ({:.4g} ms){}", t.wall_check_calls, gpu ? "back-to-back" : "synchronised",
-        t.wall_check_ms / t.wall_check_calls, gpu ? "event times" : "timer", net(cand.median_ms),
+        t.wall_check_ms / t.wall_check_calls, t.wall_check_clock == "cpu" ? "CPU-time clock" : "clock",
+        gpu ? "event times" : "timer", net(cand.median_ms),
         gpu ? ": the call is host-bound (launch and Python time above its GPU time), or GPU work ran "
               "outside its timing window" : ""));
   return end(Outcome::passed, Gate::timing, headline);

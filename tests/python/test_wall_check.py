@@ -79,3 +79,84 @@ def test_wall_output_forgets_after_one_fetch(tmp_path):
     ex.wall_output({"indices": [0]}, [])
     again, _ = ex.wall_output({"indices": [0]}, [])
     assert again["outputs"][0]["kind"] == "invalid"
+
+
+def test_shared_inputs_match_the_generated_ones_and_are_rechecked(tmp_path):
+    """CPU: the reference writes the timed request's inputs into the shared file; the candidate
+    maps it read-only and calls on the same values make_inputs gives (so the recheck, which
+    regenerates them from the seeds, accepts an honest output), copying its outputs into the
+    arena made in the untimed request."""
+    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
+    _first_case(ref)
+    seed, n = 4321, 5
+    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
+    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
+    assert made["created"] and "unsupported" not in made
+    assert len(made["layout"]) == n
+    ex.wall({"n": 1, "seed": 1, "call": False, "sync_each": True, "reserve_n": n, "reserve_bytes": 4 * 32 * 48,
+             "map": {"path": made["path"], "bytes": made["bytes"]}}, [])
+    assert ex._shared.buf is not None and ex._arena is not None
+    for i in range(n):  # the same bytes as the candidate's own generation
+        generated = ex._make_args(seed + i)
+        mapped = ex._shared.args(made["layout"][i])
+        assert all(torch.equal(a, b) for a, b in zip(generated, mapped))
+    rec = ex.wall({"n": n, "seed": seed, "call": True, "sync_each": True, "commit": True,
+                   "layout": made["layout"]}, [])
+    outs = ex._wall_outputs
+    assert all(o.data_ptr() >= ex._arena.data.data_ptr() for o in outs)  # copies in the arena
+    res = _recheck(ref, ex, seed, n, [0, 3], rec["fingerprints"])["results"]
+    assert all(r.get("structure_matches", True) and r["mismatches"] == 0 for r in res), res
+    assert ref.wall_calibration({"key": "k", "n": n, "seed": seed, "sync_each": True, "commit": True,
+                                 "shared": True}, [])["ok"]
+    # the next request's values replace these in place: the candidate's mapping sees them
+    again = ref.wall_inputs({"key": "k", "n": n, "seed": seed + 100}, [])
+    assert not again["created"]
+    assert torch.equal(ex._shared.args(again["layout"][0])[0], ex._make_args(seed + 100)[0])
+    assert ref.settle({"release": True}, [])["ok"] and ref._arena is None
+
+
+def test_output_arena_copies_or_keeps():
+    arena = common.OutputArena(3, 64)
+    x = torch.arange(10, dtype=torch.float32)
+    stored = arena.store(1, x)
+    assert torch.equal(stored, x) and stored.data_ptr() == arena.data.data_ptr() + arena.slot_bytes
+    pair = arena.store(2, (x[:4], x[4:].to(torch.float64)))
+    assert [t.dtype for t in pair] == [torch.float32, torch.float64] and torch.equal(pair[0], x[:4])
+    big = torch.zeros(100)
+    assert arena.store(0, big) is big  # does not fit: kept as it is
+    assert arena.store(0, 3) == 3      # not tensors: kept as it is
+
+
+HOOKED = '''
+import sys, torch, torch.nn as nn
+sys.setprofile(lambda frame, event, arg: None)
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        return x + y
+'''
+
+MODE = '''
+import torch, torch.nn as nn
+from torch.overrides import TorchFunctionMode
+class Passing(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+Passing().__enter__()
+class ModelNew(nn.Module):
+    def forward(self, x, y):
+        return x + y
+'''
+
+
+def test_hooks_and_modes_left_by_the_candidate_are_tampering(tmp_path):
+    """A profile function or a torch mode left installed runs inside the harness (red team rt2:
+    it filled exactly the outputs the harness was about to recheck)."""
+    import sys
+    for source, what in ((HOOKED, "profile function"), (MODE, "torch function mode")):
+        ex = _executor(tmp_path, source)
+        found = ex._tampered()
+        assert any(what in f for f in found), found
+        sys.setprofile(None)
+        while torch._C._len_torch_function_stack():
+            torch._C._pop_torch_function_stack()
+    assert not _executor(tmp_path, HONEST)._tampered()

@@ -1,0 +1,82 @@
+// The wall-clock check's estimate of the candidate's calls (docs/timing.md, "Wall-clock floor").
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace kgym::runner {
+
+/// One clock's view of the wall-clock check: the reference's calibration requests (the request
+/// without the calls, timed while the candidate's processes are stopped) and the candidate's
+/// timed requests (N calls), in ms, in the order taken: c0 t0 c1 t1 ... cK. The GPU uses the
+/// supervisor's wall clock; the CPU also uses CPU time (the kernel's accounting of the
+/// candidate's processes against the reference worker's), which other processes on the machine
+/// cannot inflate (under ctest -j2 on 2 cores the wall clock gave an honest ReLU 3.9 ms per call
+/// against its 0.28 ms), and the engine takes the lesser per-call figure of the two clocks: each
+/// is the calls' time plus noise that the candidate cannot lower.
+struct WallCheckSeries {
+  double calibration = 0, timed = 0;         ///< the least of each (ms)
+  std::vector<double> calibrations, timeds;  ///< all of them, in the order taken (ms)
+
+  void clear() {
+    calibration = timed = std::numeric_limits<double>::infinity();
+    calibrations.clear();
+    timeds.clear();
+  }
+  void add_calibration(double ms) {
+    calibration = std::min(calibration, ms);
+    calibrations.push_back(ms);
+  }
+  void add_timed(double ms) {
+    timed = std::min(timed, ms);
+    timeds.push_back(ms);
+  }
+  static double median(std::vector<double> x) {
+    if (x.empty()) return 0.0;
+    std::sort(x.begin(), x.end());
+    const std::size_t h = x.size() / 2;
+    return x.size() % 2 ? x[h] : 0.5 * (x[h - 1] + x[h]);
+  }
+  /// CPU: the calls' time (ms, all N) free of drift: the median over the timed requests of each
+  /// one minus the mean of the calibrations just before and after it. The machine's speed
+  /// drifted by 10 to 25% over seconds on the dev VM, so the least of each series came from
+  /// different moments.
+  double paired() const {
+    std::vector<double> d;
+    for (std::size_t k = 0; k < timeds.size() && k + 1 < calibrations.size(); ++k)
+      d.push_back(timeds[k] - 0.5 * (calibrations[k] + calibrations[k + 1]));
+    return median(d);
+  }
+  /// CPU: the resolution (ms), the median change between successive calibrations. They are the
+  /// reference's, measured while the candidate is stopped: the candidate cannot lower it.
+  double resolution() const {
+    std::vector<double> g;
+    for (std::size_t k = 0; k + 1 < calibrations.size(); ++k)
+      g.push_back(std::abs(calibrations[k + 1] - calibrations[k]));
+    return median(g);
+  }
+  /// Whether the calls stand out of the requests' noise. GPU: their share above 5% of the timed
+  /// request. CPU: their paired time above twice the resolution (there the calls were often a
+  /// few percent of the request and the 5% rule failed honest candidates: CI, 2026-12-01).
+  bool conclusive(bool on_gpu) const {
+    if (on_gpu) return timed - calibration > 0.05 * timed;
+    return paired() > 2.0 * resolution();
+  }
+  /// The calls' time (ms, all N). GPU: the least timed request minus the least calibration;
+  /// inconclusive, the whole timed request (an upper bound: never lets a shrunk timer through)
+  /// and never below the calibration (a reply faster than generating the inputs did not come
+  /// from the calls: a forged instant reply, red team 2026-12-01). CPU: the paired time, and
+  /// when inconclusive never below the resolution (a call faster than the clock resolves is
+  /// taken at the resolution, so a shrunk timer gains nothing below it; the whole request / N
+  /// set honest CPU floors 20x above the timer and failed them as timing_invalid). An instant
+  /// reply is caught there by the commitment and its recheck.
+  double calls_ms(bool on_gpu) const {
+    if (on_gpu) return conclusive(true) ? timed - calibration : std::max(timed, calibration);
+    const double p = paired();
+    return conclusive(false) ? p : std::max(p, resolution());
+  }
+};
+
+}  // namespace kgym::runner

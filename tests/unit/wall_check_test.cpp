@@ -1,0 +1,87 @@
+// The wall-clock check's estimate (src/runner/wall_check.hpp).
+#include <gtest/gtest.h>
+
+#include "../../src/runner/wall_check.hpp"
+
+using kgym::runner::WallCheckSeries;
+
+namespace {
+/// c0 t0 c1 t1 ... cK: calibrations `cal`, timed requests `cal + calls` (ms) with `drift` added
+/// at every step (the machine getting slower).
+WallCheckSeries series(double cal, double calls, double drift, int pairs = 4) {
+  WallCheckSeries s;
+  s.clear();
+  double now = 0;
+  for (int k = 0; k < pairs; ++k) {
+    s.add_calibration(cal + now);
+    now += drift;
+    s.add_timed(cal + calls + now);
+    now += drift;
+  }
+  s.add_calibration(cal + now);
+  return s;
+}
+}  // namespace
+
+TEST(WallCheck, PairedTimeCancelsADriftThatTheLeastOfEachSeriesDoesNot) {
+  // 100 ms of inputs and hashing per request, 10 ms of calls, the machine 5 ms slower each step.
+  const WallCheckSeries s = series(100, 10, 5);
+  EXPECT_NEAR(s.paired(), 10.0, 1e-9);
+  EXPECT_NEAR(s.timed - s.calibration, 15.0, 1e-9);  // the least of each: 50% too high
+  EXPECT_NEAR(s.resolution(), 10.0, 1e-9);           // successive calibrations 10 ms apart
+  EXPECT_FALSE(s.conclusive(false));                 // 10 ms of calls is not above 2 x 10 ms
+  EXPECT_NEAR(s.calls_ms(false), 10.0, 1e-9);
+}
+
+TEST(WallCheck, CpuCallsAboveTheNoiseAreTakenAsMeasured) {
+  const WallCheckSeries s = series(100, 40, 0.5);
+  EXPECT_TRUE(s.conclusive(false));
+  EXPECT_NEAR(s.calls_ms(false), 40.0, 1e-9);
+}
+
+TEST(WallCheck, CpuCallsBelowTheResolutionAreTakenAtTheResolution) {
+  // A shrunk timer cannot gain below what the clock resolves: calls of 1 ms in a request whose
+  // calibrations move by 8 ms count as 8 ms.
+  WallCheckSeries s;
+  s.clear();
+  for (double c : {100.0, 108.0, 100.0, 108.0, 100.0}) {
+    s.add_calibration(c);
+    if (s.calibrations.size() < 5) s.add_timed(105.0);
+  }
+  EXPECT_NEAR(s.resolution(), 8.0, 1e-9);
+  EXPECT_NEAR(s.paired(), 1.0, 1e-9);
+  EXPECT_FALSE(s.conclusive(false));
+  EXPECT_NEAR(s.calls_ms(false), 8.0, 1e-9);
+}
+
+TEST(WallCheck, CpuReplyFasterThanTheCalibrationNeverCountsBelowTheResolution) {
+  WallCheckSeries s;
+  s.clear();
+  for (int k = 0; k < 4; ++k) {
+    s.add_calibration(100 + k);
+    s.add_timed(60);  // faster than generating the inputs: the commitment catches it
+  }
+  s.add_calibration(104);
+  EXPECT_LT(s.paired(), 0.0);
+  EXPECT_NEAR(s.calls_ms(false), s.resolution(), 1e-9);
+  EXPECT_GE(s.calls_ms(false), 0.0);
+}
+
+TEST(WallCheck, GpuKeepsTheLeastOfEachAndTheUpperBound) {
+  WallCheckSeries s;
+  s.clear();
+  s.add_calibration(10);
+  s.add_timed(20);
+  s.add_calibration(11);
+  s.add_timed(19);
+  s.add_calibration(12);
+  EXPECT_TRUE(s.conclusive(true));
+  EXPECT_NEAR(s.calls_ms(true), 9.0, 1e-9);
+  WallCheckSeries flat;
+  flat.clear();
+  flat.add_calibration(100);
+  flat.add_timed(101);
+  flat.add_calibration(100);
+  EXPECT_FALSE(flat.conclusive(true));  // 1% of the request
+  EXPECT_NEAR(flat.calls_ms(true), 101.0, 1e-9);
+}
