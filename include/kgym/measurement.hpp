@@ -121,7 +121,7 @@ struct TimingRecord {
   double wall_check_spread_ms = 0;
   /// The clock wall_check_ms comes from: "wall" (the supervisor's wall clock) or, on the CPU,
   /// "cpu" (the kernel's CPU-time accounting of the candidate's processes against the
-  /// reference's), whichever gave the lesser per-call time.
+  /// reference's), used on the CPU when every reading worked.
   std::string wall_check_clock = "wall";
   /// CPU device: CPU time (ms, user + system, from /proc) of all the candidate's processes
   /// (worker, its children, reaped children, orphans under the zygote) during the timed

@@ -446,8 +446,14 @@ class SharedInputs:
         return self.buf[e["offset"]:e["offset"] + nbytes].view(dtype).view(e["shape"])
 
     def args(self, entry):
-        """One input set's arguments, tensors viewing the mapping."""
-        return [self.tensor(e) if "offset" in e else e["value"] for e in entry]
+        """One input set's arguments, each tensor a fresh copy of its bytes in the mapping: the
+        call then reads inputs just written by this process, as after ``make_inputs`` in the
+        timed loop. Calls straight on the mapping (clean lines, the values written long before
+        by another process) ran at a different speed than the timer loop's (0.22 against 0.27 ms
+        for the CPU ReLU), and a self-restoring timer patch (rt_timer_frame_t0) got the
+        difference: 2.7x against eager at its true speed. The copy is in the reference's
+        calibration too."""
+        return [self.tensor(e).clone() if "offset" in e else e["value"] for e in entry]
 
 
 class OutputArena:
@@ -524,18 +530,30 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
 
 
 def _cpu_digest() -> str:
-    """The CPU commitment's hash: SHA-256 where the CPU has SHA instructions (x86 ``sha_ni``,
-    Arm ``sha2``), which OpenSSL uses: 1.4 ms for a 2.6 MB output on the 2-core EPYC dev machine
-    against 2.8 ms for BLAKE2b, the next fastest; else BLAKE2b. The hashing sits inside the timed
-    wall-clock request, so its cost sets how small a call the CPU wall check resolves. Decided
-    from /proc/cpuinfo, so the candidate's and the reference's processes on one machine always
-    agree."""
+    """The CPU commitment's hash, the fastest at hand: BLAKE3 (the ``blake3`` package, 0.41 ms
+    for a 2.6 MB output on the 2-core EPYC dev machine), else SHA-256 where the CPU has SHA
+    instructions (x86 ``sha_ni``, Arm ``sha2``; 1.4 ms), else BLAKE2b (2.8 ms). The hashing sits
+    inside the timed wall-clock request, so its cost and noise set how small a call the CPU
+    wall check resolves. The candidate's and the reference's workers on one machine import the
+    same packages and read the same /proc/cpuinfo, so they always agree."""
+    try:
+        import blake3  # noqa: F401
+        return "blake3"
+    except ImportError:
+        pass
     try:
         with open("/proc/cpuinfo") as f:
             flags = set(f.read().split())
     except OSError:
         flags = set()
     return "sha256" if flags & {"sha_ni", "sha2"} else "blake2b"
+
+
+def _hexdigest(name: str, data) -> str:
+    if name == "blake3":
+        import blake3
+        return blake3.blake3(data).hexdigest()
+    return hashlib.new(name, data).hexdigest()
 
 
 _CPU_DIGEST = _cpu_digest()
@@ -567,7 +585,7 @@ def commitment(out):
             # 32 chosen floats of the real output (found by solving a GF(2) system) matched a
             # digest made up in advance (red team, 2026-12-01, 3230x).
             data = flat.view(torch.uint8).numpy() if nbytes else b""
-            rec[_CPU_DIGEST] = hashlib.new(_CPU_DIGEST, data).hexdigest()
+            rec[_CPU_DIGEST] = _hexdigest(_CPU_DIGEST, data)
         elif nbytes:
             word = torch.int32 if nbytes % 4 == 0 and flat.element_size() >= 4 else \
                 torch.int16 if nbytes % 2 == 0 and flat.element_size() >= 2 else torch.uint8

@@ -14,8 +14,7 @@ namespace kgym::runner {
 /// supervisor's wall clock; the CPU also uses CPU time (the kernel's accounting of the
 /// candidate's processes against the reference worker's), which other processes on the machine
 /// cannot inflate (under ctest -j2 on 2 cores the wall clock gave an honest ReLU 3.9 ms per call
-/// against its 0.28 ms), and the engine takes the lesser per-call figure of the two clocks: each
-/// is the calls' time plus noise that the candidate cannot lower.
+/// against its 0.28 ms); the engine uses CPU time there when every reading worked.
 struct WallCheckSeries {
   double calibration = 0, timed = 0;         ///< the least of each (ms)
   std::vector<double> calibrations, timeds;  ///< all of them, in the order taken (ms)

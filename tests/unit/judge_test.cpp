@@ -453,6 +453,20 @@ TEST(JudgeIntegrity, BaselinesGetTheSameWallClockFloor) {
   EXPECT_NEAR(*v.speedup_eager, 2.0, 1e-9);
 }
 
+TEST(JudgeIntegrity, CpuBaselinesTakeTheirTrustedTimerAsItIs) {
+  // CPU: the reference's synchronous timer is trusted; a noisy wall-clock difference of its own
+  // (6 ms per call here against a 2 ms timer) must not inflate the baseline and so the speedup.
+  Measurements m = correct_and_timed(1.0, 2.0);
+  m.candidate_timing->method = "monotonic_clock";
+  m.eager_timing->method = "monotonic_clock";
+  m.eager_timing->wall_check_calls = 10;
+  m.eager_timing->wall_check_ms = 60;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.ref_runtime_ms, 2.0, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 2.0, 1e-9);
+}
+
 TEST(JudgeIntegrity, WallClockCrossCheckOnTheCpu) {
   // CPU: a loaded machine slows the wall-clock calls (x3 here); only a gross gap counts.
   Measurements cpu = correct_and_timed(1.0, 2);
