@@ -120,8 +120,9 @@ struct TimingRecord {
   /// is never below it (docs/timing.md, "Wall-clock floor"); 0 on the GPU.
   double wall_check_spread_ms = 0;
   /// The clock wall_check_ms comes from: "wall" (the supervisor's wall clock) or, on the CPU,
-  /// "cpu" (the kernel's CPU-time accounting of the candidate's processes against the
-  /// reference's), used on the CPU when every reading worked.
+  /// "busy" (the worker's wall clock minus its time waiting for a CPU, /proc/<pid>/schedstat,
+  /// plus the CPU time of the candidate's other processes, against the reference's wall clock
+  /// minus its wait), used when every reading worked.
   std::string wall_check_clock = "wall";
   /// CPU device: CPU time (ms, user + system, from /proc) of all the candidate's processes
   /// (worker, its children, reaped children, orphans under the zygote) during the timed

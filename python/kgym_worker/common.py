@@ -495,7 +495,7 @@ class OutputArena:
 
 
 def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True,
-               keep: list = None, arena: OutputArena = None) -> float:
+               keep: list = None, arena: OutputArena = None, commit: list = None) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
@@ -503,7 +503,9 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     (docs/timing.md). Returns the host time (ms) spent inside the calls (a diagnostic: close to
     the request's per-call time when the call is host-bound). With ``keep`` (a list), every
     call's output is appended to it (the wall check's commitment, see candidate.wall), as a copy
-    in ``arena``'s slot when one is given (CPU)."""
+    in ``arena``'s slot when one is given (CPU); with ``commit`` (a list, CPU) each kept
+    output's commitment is appended at once, while the output is still in cache (hashing all N
+    after the loop read them back from memory, slower and noisier)."""
     import gc
     host = 0.0
     collecting = gc.isenabled()
@@ -517,7 +519,11 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                     out = fn(*args)
                     host += time.perf_counter() - t0
                     if keep is not None:
-                        keep.append(out if arena is None else arena.store(i, out))
+                        kept = out if arena is None else arena.store(i, out)
+                        keep.append(kept)
+                        if commit is not None:
+                            commit.append(commitment(kept))
+                        del kept
                     del out
                 if sync_each:
                     synchronize(device)

@@ -474,7 +474,8 @@ class ReferenceWorker:
                           sync_each=bool(req.get("sync_each", True)))
         if like is not None:
             arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
-            for i in range(n):  # the candidate's copies into its arena (CPU), then the commitments
+            # As the candidate's request: each copy into the arena (CPU), hashed at once.
+            for i in range(n):
                 common.commitment(arena.store(i, like) if arena is not None else like)
         return {"ok": True}
 

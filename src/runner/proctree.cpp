@@ -293,13 +293,20 @@ double process_cpu_ms(pid_t pid) {
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
+double runqueue_wait_ms(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/schedstat");
+  double run_ns = 0, wait_ns = 0;
+  if (!(f >> run_ns >> wait_ns)) return -1;
+  return wait_ns / 1e6;
+}
+
 double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise) {
   const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
   const double ms_per_tick = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
   double ms = 0;
   for (pid_t p : mine) {
     if (p <= 1 || p == ::getpid() || p == zygote || (p != root && workers.count(p))) continue;
-    const double own = p == root && precise ? process_cpu_ms(p) : -1;
+    const double own = precise ? process_cpu_ms(p) : -1;
     ms += own >= 0 ? own + cpu_ticks(p, false, true) * ms_per_tick : cpu_ticks(p, true, true) * ms_per_tick;
   }
   if (zygote > 1) ms += cpu_ticks(zygote, false, true) * ms_per_tick;

@@ -53,9 +53,17 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
 /// `zygote` that are neither a worker in `workers` nor below one, plus the zygote's reaped
 /// children (orphans that exited and were collected count there). Take it before and after a
 /// measured stretch: the difference is the CPU time the candidate used in it.
-/// With `precise`, the worker's own CPU time comes from its process CPU clock (ns,
-/// process_cpu_ms) instead of /proc's 10 ms ticks.
+/// With `precise`, each living process's own CPU time comes from its process CPU clock (ns,
+/// process_cpu_ms) instead of /proc's 10 ms ticks: a red-team pool of helpers each retired
+/// before its first tick hid whole matmuls from the tick sum (rt9). Reaped children stay in
+/// ticks (of their summed time).
 double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise = false);
+
+/// Time (ms) the main thread of `pid` has spent runnable but waiting for a CPU (the second field
+/// of /proc/<pid>/schedstat, ns); -1 when unavailable. The wall clock minus this is the time
+/// the thread was running or blocked: contention from other processes drops out, while time
+/// blocked on something (a pipe to a helper, a lock) stays in.
+double runqueue_wait_ms(pid_t pid);
 
 /// CPU time (ms, all threads, living and exited, user + system) of process `pid` from its CPU
 /// clock (clock_getcpuclockid: the kernel's accounting in ns, readable for any visible pid);

@@ -369,7 +369,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
       return end(Outcome::timing_invalid, Gate::timing,
                  fmt::format("the timer says {:.4g} ms per call, but {} synchronised calls took {:.4g} ms each "
                              "{}", cand.median_ms, t.wall_check_calls, per_call,
-                             t.wall_check_clock == "cpu" ? "in CPU time (the kernel's accounting of your processes)"
+                             t.wall_check_clock == "busy" ? "on the supervisor's clock (time waiting for a CPU left out)"
                                                          : "on the supervisor's wall clock"));
   }
   if (m.roofline && m.roofline->applied && m.roofline->floor_ms > 0 &&
@@ -405,7 +405,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     v.messages.push_back(fmt::format(
         "runtime set by the wall-clock floor: {} {} calls took {:.4g} ms each on the supervisor's {}, "
         "more than the {} ({:.4g} ms){}", t.wall_check_calls, gpu ? "back-to-back" : "synchronised",
-        t.wall_check_ms / t.wall_check_calls, t.wall_check_clock == "cpu" ? "CPU-time clock" : "clock",
+        t.wall_check_ms / t.wall_check_calls, t.wall_check_clock == "busy" ? "busy clock" : "clock",
         gpu ? "event times" : "timer", net(cand.median_ms),
         gpu ? ": the call is host-bound (launch and Python time above its GPU time), or GPU work ran "
               "outside its timing window" : ""));
