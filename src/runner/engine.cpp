@@ -823,14 +823,6 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }
   timing.wall_check_calls = n_wall;
-  if (std::getenv("KGYM_DEBUG_WALL")) {
-    for (auto* sr : {&wall, &cpu}) {
-      std::string line;
-      for (std::size_t k = 0; k < sr->calibrations.size(); ++k)
-        line += fmt::format("c{:.1f} ", sr->calibrations[k]) + (k < sr->timeds.size() ? fmt::format("t{:.1f} ", sr->timeds[k]) : "");
-      fmt::print(stderr, "DBG {} paired {:.1f} res {:.1f}\n", line, sr->paired(), sr->resolution());
-    }
-  }
   timing.wall_check_ms = wall.calls_ms(gpu);
   timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
   // CPU: the busy clock when every reading worked: the wall clock without the time the worker

@@ -11,10 +11,11 @@ namespace kgym::runner {
 /// One clock's view of the wall-clock check: the reference's calibration requests (the request
 /// without the calls, timed while the candidate's processes are stopped) and the candidate's
 /// timed requests (N calls), in ms, in the order taken: c0 t0 c1 t1 ... cK. The GPU uses the
-/// supervisor's wall clock; the CPU also uses CPU time (the kernel's accounting of the
-/// candidate's processes against the reference worker's), which other processes on the machine
-/// cannot inflate (under ctest -j2 on 2 cores the wall clock gave an honest ReLU 3.9 ms per call
-/// against its 0.28 ms); the engine uses CPU time there when every reading worked.
+/// supervisor's wall clock; the CPU uses the busy clock (the worker's wall clock minus its time
+/// waiting for a CPU, plus the CPU time of the candidate's other processes, against the
+/// reference's wall clock minus its wait), which other processes on the machine cannot inflate
+/// (under ctest -j2 on 2 cores the wall clock gave an honest ReLU 3.9 ms per call against its
+/// 0.28 ms); the engine uses it when every reading worked.
 struct WallCheckSeries {
   double calibration = 0, timed = 0;         ///< the least of each (ms)
   std::vector<double> calibrations, timeds;  ///< all of them, in the order taken (ms)
