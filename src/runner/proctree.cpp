@@ -300,6 +300,13 @@ double runqueue_wait_ms(pid_t pid) {
   return wait_ns / 1e6;
 }
 
+double main_thread_run_ms(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/schedstat");
+  double run_ns = 0;
+  if (!(f >> run_ns)) return -1;
+  return run_ns / 1e6;
+}
+
 double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise) {
   const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
   const double ms_per_tick = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));

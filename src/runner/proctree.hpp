@@ -65,6 +65,11 @@ double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, boo
 /// blocked on something (a pipe to a helper, a lock) stays in.
 double runqueue_wait_ms(pid_t pid);
 
+/// Time (ms) the main thread of `pid` has run on a CPU (the first field of
+/// /proc/<pid>/schedstat, ns); -1 when unavailable. The process CPU clock minus this is the CPU
+/// time of its other threads.
+double main_thread_run_ms(pid_t pid);
+
 /// CPU time (ms, all threads, living and exited, user + system) of process `pid` from its CPU
 /// clock (clock_getcpuclockid: the kernel's accounting in ns, readable for any visible pid);
 /// -1 when the clock cannot be read (no such process).
