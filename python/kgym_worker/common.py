@@ -352,6 +352,20 @@ def trim_heap() -> None:
         pass
 
 
+def _reserve_file(fd: int, nbytes: int, directory: str) -> None:
+    """Sizes the open file ``fd`` to ``nbytes`` with its blocks reserved (posix_fallocate), so
+    that a full disk is a clear error here and not a SIGBUS while writing through a mapping;
+    plain ftruncate where the file system has no fallocate."""
+    import errno
+    try:
+        os.posix_fallocate(fd, 0, nbytes)
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise OSError(exc.errno, f"no room for the wall check's shared inputs ({nbytes} bytes) in "
+                                     f"{directory}: free space there or point TMPDIR elsewhere") from exc
+        os.ftruncate(fd, nbytes)
+
+
 class SharedInputs:
     """CPU wall check: the input sets of a timed request in a file that the reference worker
     writes and the candidate's worker maps read-only (``MAP_SHARED | MAP_POPULATE``, so reading
@@ -402,8 +416,12 @@ class SharedInputs:
             self.path = os.path.join(directory, f"wall_inputs_{os.getpid()}_{time.monotonic_ns()}.bin")
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                os.ftruncate(fd, nbytes)
+                _reserve_file(fd, nbytes, directory)
                 self._map = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            except OSError:
+                os.unlink(self.path)
+                self.path = old
+                raise
             finally:
                 os.close(fd)
             self.nbytes = nbytes

@@ -160,3 +160,28 @@ def test_hooks_and_modes_left_by_the_candidate_are_tampering(tmp_path):
         while torch._C._len_torch_function_stack():
             torch._C._pop_torch_function_stack()
     assert not _executor(tmp_path, HONEST)._tampered()
+
+
+def test_shared_input_file_without_room_is_a_clear_error(tmp_path):
+    """A file system without room for the shared inputs is an OSError naming the problem, not a
+    SIGBUS in the reference later (a file-size limit stands in for a full disk)."""
+    import subprocess
+    import sys
+    code = (
+        "import os, resource, signal, sys\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "from kgym_worker import common\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
+        "w = common.SharedInputs()\n"
+        "try:\n"
+        "    w.write([], [], 64 << 20, sys.argv[2])\n"
+        "except OSError as exc:\n"
+        "    print('ERR', exc)\n"
+        "print('LEFT', sorted(os.listdir(sys.argv[2])))\n")
+    import kgym_worker
+    pkg = str(__import__("pathlib").Path(kgym_worker.__file__).parent.parent)
+    out = subprocess.run([sys.executable, "-c", code, pkg, str(tmp_path)], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert "ERR" in out and "no room for the wall check's shared inputs" in out, out
+    assert "LEFT []" in out, out  # the half-made file is gone
