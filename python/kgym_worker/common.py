@@ -7,6 +7,7 @@ call with ``torch.cuda.synchronize()`` before the end event; on CPU ``time.perf_
 """
 import hashlib
 import importlib.util
+import math
 import os
 import sys
 import time
@@ -456,12 +457,10 @@ class SharedInputs:
         self.path, self.nbytes = path, nbytes
 
     def tensor(self, e: dict):
+        """The tensor of layout entry ``e`` ({"offset", "dtype", "shape"}), viewing the mapping."""
         dtype = getattr(torch, e["dtype"])
-        numel = 1
-        for d in e["shape"]:
-            numel *= int(d)
-        nbytes = numel * torch.empty((), dtype=dtype).element_size()
-        return self.buf[e["offset"]:e["offset"] + nbytes].view(dtype).view(e["shape"])
+        numel = math.prod(int(d) for d in e["shape"])
+        return self.buf[e["offset"]:e["offset"] + numel * dtype.itemsize].view(dtype).view(e["shape"])
 
     def args(self, entry):
         """One input set's arguments, each tensor a fresh copy of its bytes in the mapping: the
