@@ -29,6 +29,27 @@ def timed(fn):
     return (time.perf_counter() - t0) * 1e3
 
 
+def calls_only(ex, n):
+    """n back-to-back calls on one input set made beforehand, one sync at the end: the calls'
+    throughput without input generation or commitments (what the floor should come to)."""
+    args = ex._make_args(123)
+    common.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
+    with torch.no_grad():
+        for _ in range(n):
+            ex.model(*args)
+
+
+def commit_only(ex, n):
+    """n commitments of one output (common.Commitments, one read-back at the end)."""
+    with torch.no_grad():
+        out = ex.model(*ex._make_args(124))
+    common.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
+    c = common.Commitments()
+    for _ in range(n):
+        c.add(out)
+    c.done()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", required=True)
@@ -64,6 +85,8 @@ def main() -> int:
                     ("cand_call", lambda: ex.wall({"n": a.n, "seed": 9, "call": True, "sync_each": sync_each}, [])),
                     ("cand_commit", lambda: ex.wall({"n": a.n, "seed": 9, "call": True, "sync_each": sync_each, "commit": True}, [])),
                     ("fetch", lambda: ex.wall_output({"indices": [0, 1]}, [])),
+                    ("calls_only", lambda: calls_only(ex, a.n)),
+                    ("commit_only", lambda: commit_only(ex, a.n)),
                 ):
                     rows.setdefault(name, []).append(timed(fn))
             print(stem, {k: [round(x, 2) for x in v] for k, v in rows.items()})
@@ -71,7 +94,9 @@ def main() -> int:
             print(f"  floor per call: commit-vs-refcal {(min(rows['cand_commit']) - base) / a.n:.4f} ms;"
                   f" call-vs-candcal {(min(rows['cand_call']) - min(rows['cand_nocall'])) / a.n:.4f} ms;"
                   f" commit cost/call {(min(rows['cand_commit']) - min(rows['cand_call'])) / a.n:.4f},"
-                  f" refcal commit cost/call {(base - min(rows['cal_plain'])) / a.n:.4f}")
+                  f" refcal commit cost/call {(base - min(rows['cal_plain'])) / a.n:.4f};"
+                  f" calls only {min(rows['calls_only']) / a.n:.4f} ms/call;"
+                  f" commitments only {min(rows['commit_only']) / a.n:.4f} ms/call")
     return 0
 
 

@@ -356,7 +356,7 @@ class CandidateExecutor:
         cache-warm: red team, 2026-11-30)."""
         commit = bool(req.get("commit", False)) and bool(req.get("call", True))
         outs = [] if commit else None
-        fps = []  # CPU: the commitments, made as each output is kept
+        fps = common.Commitments() if commit else None  # made as each output is kept
         self._wall_outputs = None
         if req.get("map"):  # CPU, untimed: the shared input file (common.SharedInputs)
             self._shared.open(str(req["map"]["path"]), int(req["map"]["bytes"]))
@@ -368,7 +368,7 @@ class CandidateExecutor:
                                     bool(req.get("call", True)), self.device,
                                     sync_each=bool(req.get("sync_each", True)), keep=outs,
                                     arena=self._arena if commit else None,
-                                    commit=fps if commit and not self.device.startswith("cuda") else None)
+                                    commit=fps)
         rec = {"ok": True, "host_ms": host_ms}
         if not req.get("call", True):
             # The untimed request before a timed one: the blocks of the outputs the timed request
@@ -379,7 +379,7 @@ class CandidateExecutor:
             # The commitment to every call's output, inside the timed request: the supervisor then
             # asks for the outputs of secret calls (wall_output) and the reference checks them
             # against these fingerprints and against the task (docs/timing.md, "Wall-clock floor").
-            rec["fingerprints"] = fps if len(fps) == len(outs) else [common.commitment(o) for o in outs]
+            rec["fingerprints"] = fps.done()
             self._wall_outputs = outs
         return rec
 

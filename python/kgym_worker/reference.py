@@ -470,13 +470,15 @@ class ReferenceWorker:
         if req.get("shared") and self._shared is not None and len(self._wall_layout) >= n:
             layout, shared = self._wall_layout, self._shared  # the inputs come from the shared file
             make_args = lambda s: common.seed_all(s) or shared.args(layout[s - seed])  # noqa: E731
+        arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
+        commits = common.Commitments() if like is not None else None
+        # As the candidate's request: after each input set, the stand-in output copied into the
+        # arena (CPU) and committed to at once; the commitments read back at the end.
         common.wall_calls(None, make_args, seed, n, False, self.device,
-                          sync_each=bool(req.get("sync_each", True)))
-        if like is not None:
-            arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
-            # As the candidate's request: each copy into the arena (CPU), hashed at once.
-            for i in range(n):
-                common.commitment(arena.store(i, like) if arena is not None else like)
+                          sync_each=bool(req.get("sync_each", True)), arena=arena, commit=commits,
+                          stand_in=like)
+        if commits is not None:
+            commits.done()
         return {"ok": True}
 
     _arena = None

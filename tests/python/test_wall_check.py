@@ -2,6 +2,7 @@
 to every call's output, `wall_output` returns secret calls' outputs, and the reference's recheck
 accepts an output only when it matches its commitment and the task; the reference measures the
 request's cost without the calls (`wall_calibration`)."""
+import pytest
 import torch
 
 from kgym_worker import common, protocol, tensors
@@ -185,3 +186,22 @@ def test_shared_input_file_without_room_is_a_clear_error(tmp_path):
                          timeout=120).stdout
     assert "ERR" in out and "no room for the wall check's shared inputs" in out, out
     assert "LEFT []" in out, out  # the half-made file is gone
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="the GPU commitment (word sums) needs CUDA")
+def test_gpu_commitment_depends_on_values_not_layout():
+    """The GPU digest picks its word size from the byte size only: a view at an unaligned
+    offset, an odd size, a 0-d tensor and bools commit like their fresh copies (the reference
+    recomputes the commitment on a decoded, freshly allocated copy); and it sees a change."""
+    base = torch.randn(1001, device="cuda")
+    for t in (base[1:], base[1:].half(), base.half()[1:], base[:7], torch.tensor(2.5, device="cuda"),
+              base > 0, base.double()[1:].reshape(10, 100)[:, 1:]):
+        assert common.commitment(t) == common.commitment(t.clone()), t.dtype
+    even = base[:1000]  # 4000 bytes: 64-bit words
+    c = common.Commitments()
+    c.add(even)
+    changed = even.clone()
+    changed[500] += 1
+    c.add(changed)
+    first, second = c.done()
+    assert first != second and first[0]["words"] == "int64"
