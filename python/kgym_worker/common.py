@@ -522,11 +522,15 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     the request's per-call time when the call is host-bound). With ``keep`` (a list), every
     call's output is appended to it (the wall check's commitment, see candidate.wall), as a copy
     in ``arena``'s slot when one is given (CPU); with ``commit`` (``Commitments``) each kept
-    output is committed to at once, while it is still in cache (hashing all N after the loop
-    read them back from memory, slower and noisier; the caller reads them with ``done``). Without
-    ``call``, ``stand_in`` (an output of the task's shape) takes each call's place in ``arena``
-    and ``commit``: the reference's calibration of the candidate's committed request."""
+    output is committed to: on the CPU at once, while it is still in cache (hashing all N after
+    the loop read them back from memory, slower and noisier); on the GPU after the final
+    device-wide sync, so that an output written on a stream the call did not wait for (h01) is
+    committed complete, as the recheck later sees it (the caller reads them with ``done``).
+    Without ``call``, ``stand_in`` (an output of the task's shape) takes each call's place in
+    ``arena`` and ``commit``: the reference's calibration of the candidate's committed request."""
     import gc
+    gpu = device.startswith("cuda")
+    at_once = commit if commit is not None and not gpu else None
     host = 0.0
     collecting = gc.isenabled()
     gc.disable()  # a collection in one request would be counted as the calls' time
@@ -541,16 +545,19 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                     if keep is not None:
                         kept = out if arena is None else arena.store(i, out)
                         keep.append(kept)
-                        if commit is not None:
-                            commit.add(kept)
+                        if at_once is not None:
+                            at_once.add(kept)
                         del kept
                     del out
-                elif stand_in is not None and commit is not None:
-                    commit.add(stand_in if arena is None else arena.store(i, stand_in))
+                elif stand_in is not None and at_once is not None:
+                    at_once.add(stand_in if arena is None else arena.store(i, stand_in))
                 if sync_each:
                     synchronize(device)
                 del args
             synchronize(device)
+            if commit is not None and gpu:  # each sum launched here, all read back in done()
+                for kept in (keep or []) if call else ([stand_in] * n if stand_in is not None else []):
+                    commit.add(kept)
     finally:
         if collecting:
             gc.enable()
@@ -591,11 +598,11 @@ class Commitments:
     """The wall check's commitments to a request's outputs, in order: ``add`` each output as it
     is made, ``done`` for the list (each entry as ``commitment`` gives it). On the CPU each
     output is hashed in ``add``, while it is still in cache. On the GPU ``add`` only launches
-    its word sums on the current stream, right after the call (stream order: they read what the
-    call left there), and ``done`` reads all of them back with one host sync per device. A sync
-    per output, as before, drained the GPU's queue at every call: on the H200 it was 0.05 to
-    0.15 ms per call, 60 to 75% of the timed request, and its noise buried the calls of small
-    kernels (the floor then set honest Triton runtimes up to 3x above their event times)."""
+    its word sums on the current stream (``wall_calls`` adds them after its final device-wide
+    sync), and ``done`` reads all of them back with one host sync per device. A sync per
+    output, as before, drained the GPU's queue for every output: on the H200 the commitment
+    was 0.05 to 0.15 ms per call, the larger part of the timed request, and its noise was the
+    floor's noise (bench/integrity.md, session 8)."""
 
     def __init__(self):
         self.recs = []
