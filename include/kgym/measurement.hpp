@@ -115,10 +115,15 @@ struct TimingRecord {
   /// Host time (ms) spent inside those calls (perf_counter around each call, measured by the
   /// worker: a diagnostic, never a bound): close to wall_check_ms when the call is host-bound.
   double wall_check_host_ms = 0;
-  /// CPU device: the resolution of the wall check (ms): the gap between the two least of the
-  /// reference's five calibrations. When the calls' time is not above twice it, wall_check_ms
+  /// CPU device: the resolution of the wall check (ms): the median change between successive
+  /// calibrations of the reference (runner::WallCheckSeries::resolution). When the calls' time is not above twice it, wall_check_ms
   /// is never below it (docs/timing.md, "Wall-clock floor"); 0 on the GPU.
   double wall_check_spread_ms = 0;
+  /// CPU device: a pessimistic figure for the same N calls (ms): the largest paired difference
+  /// of a timed request and its neighbouring calibrations, at least twice the resolution
+  /// (runner::WallCheckSeries::upper). The judge takes it instead of wall_check_ms when the
+  /// candidate's timer reads far below the wall check; 0 on the GPU.
+  double wall_check_upper_ms = 0;
   /// The clock wall_check_ms comes from: "wall" (the supervisor's wall clock) or, on the CPU,
   /// "busy" (the worker's wall clock minus its time waiting for a CPU, /proc/<pid>/schedstat,
   /// plus the CPU time of the candidate's other processes, against the reference's wall clock

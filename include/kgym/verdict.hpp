@@ -63,6 +63,11 @@ struct JudgeOptions {
   /// their event time back to back.)
   double wall_check_factor_cpu = 8.0;
   double wall_check_slack_ms_cpu = 1.0;
+  /// CPU: when the wall check's per call exceeds the timer median times this, the timer is not
+  /// believed and the floor is the wall check's pessimistic figure (wall_check_upper_ms). On the
+  /// dev VM honest floors were at most 2.25x their timer (session 7); a self-restoring timer
+  /// patch reads 0 to 0.3x its call.
+  double timer_doubt_factor_cpu = 3.0;
 };
 
 /// Summary statistics of a list of times (ms).

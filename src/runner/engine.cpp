@@ -829,6 +829,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   timing.wall_check_calls = n_wall;
   timing.wall_check_ms = wall.calls_ms(gpu);
   timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
+  timing.wall_check_upper_ms = gpu ? 0.0 : wall.upper();
   // CPU: the busy clock when every reading worked: the wall clock without the time the worker
   // waited for a CPU (other processes' load drops out: under ctest -j2 the wall clock gave an
   // honest ReLU 3.9 ms per call against its 0.28 ms), with the time it was blocked (on a helper)
@@ -840,6 +841,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       std::all_of(cpu.timeds.begin(), cpu.timeds.end(), [](double x) { return x >= 0; })) {
     timing.wall_check_ms = cpu.calls_ms(false);
     timing.wall_check_spread_ms = cpu.resolution();
+    timing.wall_check_upper_ms = cpu.upper();
     timing.wall_check_clock = "busy";
   }
   timing.wall_check_host_ms = host_ms;

@@ -57,6 +57,19 @@ struct WallCheckSeries {
       g.push_back(std::abs(calibrations[k + 1] - calibrations[k]));
     return median(g);
   }
+  /// CPU: a pessimistic figure for the calls' time (ms, all N): the largest of the paired
+  /// differences, and never below twice the resolution (the top of the band an inconclusive
+  /// check cannot resolve). The judge uses it instead of calls_ms when the candidate's own timer
+  /// reads far below the wall check (a timer that lies: its runtime then rests on this check
+  /// alone, and the median's downward noise gave a self-restoring timer patch 1.9x where its
+  /// true speed is eager's, session 8).
+  double upper() const {
+    std::vector<double> d;
+    for (std::size_t k = 0; k < timeds.size() && k + 1 < calibrations.size(); ++k)
+      d.push_back(timeds[k] - 0.5 * (calibrations[k] + calibrations[k + 1]));
+    const double top = d.empty() ? 0.0 : *std::max_element(d.begin(), d.end());
+    return std::max(top, 2.0 * resolution());
+  }
   /// Whether the calls stand out of the requests' noise. GPU: their share above 5% of the timed
   /// request. CPU: their paired time above twice the resolution (there the calls were often a
   /// few percent of the request and the 5% rule failed honest candidates: CI, 2026-12-01).

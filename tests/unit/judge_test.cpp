@@ -481,6 +481,35 @@ TEST(JudgeIntegrity, WallClockCrossCheckOnTheCpu) {
   EXPECT_NE(v.messages.front().find("wall clock"), std::string::npos);
 }
 
+TEST(JudgeIntegrity, CpuTimerFarBelowTheWallCheckGetsItsPessimisticFigure) {
+  // CPU: a timer that reads 0.001 ms against a wall check of 0.05 ms per call is not believed; the
+  // runtime is the check's pessimistic figure (0.08 ms per call), not its median (0.05). A
+  // consistent timer (0.04 ms) keeps the median floor.
+  Measurements m = correct_and_timed(0.001, 0.1);
+  m.candidate_timing->method = "monotonic_clock";
+  m.eager_timing->method = "monotonic_clock";
+  m.candidate_timing->wall_check_calls = 100;
+  m.candidate_timing->wall_check_ms = 5.0;
+  m.candidate_timing->wall_check_upper_ms = 8.0;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.08, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 1.25, 1e-9);
+  EXPECT_TRUE(std::any_of(v.messages.begin(), v.messages.end(),
+                          [](const std::string& s) { return s.find("not believed") != std::string::npos; }));
+  m.candidate_timing->times_ms.assign(10, 0.04);
+  v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.05, 1e-9);
+  // The GPU keeps its own rule (host-bound calls run several times their event time).
+  m.candidate_timing->method = "cuda_events";
+  m.candidate_timing->times_ms.assign(10, 0.001);
+  m.candidate_timing->wall_check_upper_ms = 0;
+  v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.05 / 1.1, 1e-9);
+}
+
 TEST(JudgeIntegrity, RooflineFloor) {
   Measurements m = correct_and_timed(0.001, 2);
   RooflineRecord roof;

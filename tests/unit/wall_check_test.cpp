@@ -85,3 +85,33 @@ TEST(WallCheck, GpuKeepsTheLeastOfEachAndTheUpperBound) {
   EXPECT_FALSE(flat.conclusive(true));  // 1% of the request
   EXPECT_NEAR(flat.calls_ms(true), 101.0, 1e-9);
 }
+
+TEST(WallCheck, UpperFigureIsTheLargestPairedDifferenceAndAtLeastTwiceTheResolution) {
+  // Calibrations 100, 102, 100, 102, 100 (resolution 2); timed requests 0.5, 6, 1 and 3 ms above
+  // their neighbours' mean: the median (2 ms) is inside the noise, the largest is 6.
+  WallCheckSeries s;
+  s.clear();
+  const double cal[] = {100, 102, 100, 102, 100};
+  const double over[] = {0.5, 6, 1, 3};
+  for (int k = 0; k < 4; ++k) {
+    s.add_calibration(cal[k]);
+    s.add_timed(0.5 * (cal[k] + cal[k + 1]) + over[k]);
+  }
+  s.add_calibration(cal[4]);
+  EXPECT_NEAR(s.resolution(), 2.0, 1e-9);
+  EXPECT_NEAR(s.paired(), 2.0, 1e-9);
+  EXPECT_NEAR(s.calls_ms(false), 2.0, 1e-9);
+  EXPECT_NEAR(s.upper(), 6.0, 1e-9);
+  // All differences inside the noise: the top of the band the check cannot resolve.
+  const WallCheckSeries quiet = series(100, 0.1, 0.0);
+  EXPECT_NEAR(quiet.upper(), 0.1, 1e-9);  // no noise at all: resolution 0, the difference itself
+  WallCheckSeries noisy;
+  noisy.clear();
+  for (int k = 0; k < 3; ++k) {
+    noisy.add_calibration(k % 2 ? 105 : 100);
+    noisy.add_timed(102.6);
+  }
+  noisy.add_calibration(105);
+  EXPECT_NEAR(noisy.resolution(), 5.0, 1e-9);
+  EXPECT_NEAR(noisy.upper(), 10.0, 1e-9);
+}
