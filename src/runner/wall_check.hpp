@@ -43,11 +43,13 @@ struct WallCheckSeries {
   /// one minus the mean of the calibrations just before and after it. The machine's speed
   /// drifted by 10 to 25% over seconds on the dev VM, so the least of each series came from
   /// different moments.
-  double paired() const {
+  double paired() const { return median(differences()); }
+  /// Each timed request minus the mean of the calibrations just before and after it (ms).
+  std::vector<double> differences() const {
     std::vector<double> d;
     for (std::size_t k = 0; k < timeds.size() && k + 1 < calibrations.size(); ++k)
       d.push_back(timeds[k] - 0.5 * (calibrations[k] + calibrations[k + 1]));
-    return median(d);
+    return d;
   }
   /// CPU: the resolution (ms), the median change between successive calibrations. They are the
   /// reference's, measured while the candidate is stopped: the candidate cannot lower it.
@@ -64,9 +66,7 @@ struct WallCheckSeries {
   /// alone, and the median's downward noise gave a self-restoring timer patch 1.9x where its
   /// true speed is eager's, session 8).
   double upper() const {
-    std::vector<double> d;
-    for (std::size_t k = 0; k < timeds.size() && k + 1 < calibrations.size(); ++k)
-      d.push_back(timeds[k] - 0.5 * (calibrations[k] + calibrations[k + 1]));
+    const std::vector<double> d = differences();
     const double top = d.empty() ? 0.0 : *std::max_element(d.begin(), d.end());
     return std::max(top, 2.0 * resolution());
   }
