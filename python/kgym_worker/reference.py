@@ -538,9 +538,11 @@ class ReferenceWorker:
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
-            if rec["times_ms"]:
+            if rec["times_ms"] and self.device.startswith("cuda"):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
+                # GPU only: on the CPU the judge takes the baselines' synchronous timer as it is
+                # (session 7), and these requests were a quarter of a CPU verdict's time.
                 times = sorted(rec["times_ms"])
                 n = min(100, max(5, math.ceil(float(req.get("wall_target_ms", 20.0)) / max(times[len(times) // 2], 1e-3))))
                 rec["wall_check_calls"] = n
