@@ -704,12 +704,16 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // measurable: the 4x floors first blamed on it came from garbage collections inside the
         // requests (protocol.serve). The settle request first, untimed: no collection pending
         // in the reference and its device idle.
+        const auto pause_began = clock::now();
         PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
         note_gpu_holders();
+        m.phase_ms["wall_check/pause"] += ms_since(pause_began);
         // (CPU: with the output arena its calibration copies into, as the candidate's.)
+        const auto settle_began = clock::now();
         if (!ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
                            eo.timeouts.reference_s, m))
           return;
+        m.phase_ms["wall_check/settle"] += ms_since(settle_began);
         const double ref_wait0 = gpu ? 0 : runner::runqueue_wait_ms(reference_pid);
         const auto t0 = clock::now();
         std::optional<Message> cal = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
@@ -734,15 +738,19 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                                 {"seed", fresh_seed()}, {"sync_each", true}, {"reserve_bytes", out_bytes},
                                 {"reserve_n", n_wall}};
       if (!shared_map.is_null()) untimed["map"] = shared_map;
+      const auto untimed_began = clock::now();
       if (!candidate_request(untimed, "during the wall-clock check")) return;
+      m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
       nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
                                   {"seed", wseed},        {"sync_each", !gpu}, {"commit", true}};
       // CPU with shared inputs: the reference writes this request's input sets while the
       // candidate's processes are stopped; the clocks start before they run again.
       std::optional<PausedTree> frozen;
       if (!shared_map.is_null()) {
+        const auto inputs_began = clock::now();
         frozen.emplace(c.pid(), zygote->pid(), reference_pid);
         const auto layout = write_inputs(wseed);
+        m.phase_ms["wall_check/inputs"] += ms_since(inputs_began);
         if (!layout) return;
         if (!shared_map.is_null()) timed_req["layout"] = *layout;
       }
