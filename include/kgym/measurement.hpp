@@ -124,6 +124,15 @@ struct TimingRecord {
   /// (runner::WallCheckSeries::upper). The judge takes it instead of wall_check_ms when the
   /// candidate's timer reads far below the wall check; 0 on the GPU.
   double wall_check_upper_ms = 0;
+  /// CPU device: where the candidate's CPU time in the wall check comes from: "cgroup" (a control
+  /// group holding all its processes, exited ones included: runner::CpuGroup) or "proc" (the sum
+  /// over the processes /proc shows at the request's start and end, and reaped children); "" on
+  /// the GPU.
+  std::string wall_check_cpu_source;
+  /// CPU device, /proc accounting only: processes of the candidate that ignored SIGCHLD during
+  /// the timed wall-clock requests, one line each (runner::unreaping_processes): their
+  /// children's CPU time would be counted nowhere. The judge makes it contract_violation.
+  std::vector<std::string> unreaping_processes;
   /// The clock wall_check_ms comes from: "wall" (the supervisor's wall clock) or, on the CPU,
   /// "busy" (the worker's wall clock minus its time waiting for a CPU, /proc/<pid>/schedstat,
   /// plus the CPU time of the candidate's other processes, against the reference's wall clock

@@ -146,7 +146,7 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"foreign_gpu_processes", v.foreign_gpu_processes},
        {"precision_flags", v.precision_flags}, {"rechecks", v.rechecks},
        {"wall_check_calls", v.wall_check_calls}, {"wall_check_ms", v.wall_check_ms},
-       {"wall_check_host_ms", v.wall_check_host_ms}, {"wall_check_spread_ms", v.wall_check_spread_ms}, {"wall_check_upper_ms", v.wall_check_upper_ms},
+       {"wall_check_host_ms", v.wall_check_host_ms}, {"wall_check_spread_ms", v.wall_check_spread_ms}, {"wall_check_upper_ms", v.wall_check_upper_ms}, {"wall_check_cpu_source", v.wall_check_cpu_source}, {"unreaping_processes", v.unreaping_processes},
        {"wall_check_clock", v.wall_check_clock},
        {"wall_check_cpu_ms", v.wall_check_cpu_ms}, {"wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms},
        {"wall_check_cores", v.wall_check_cores},
@@ -175,6 +175,8 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_host_ms", v.wall_check_host_ms);
   get_if(j, "wall_check_spread_ms", v.wall_check_spread_ms);
   get_if(j, "wall_check_upper_ms", v.wall_check_upper_ms);
+  get_if(j, "wall_check_cpu_source", v.wall_check_cpu_source);
+  get_if(j, "unreaping_processes", v.unreaping_processes);
   get_if(j, "wall_check_clock", v.wall_check_clock);
   get_if(j, "wall_check_cpu_ms", v.wall_check_cpu_ms);
   get_if(j, "wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms);

@@ -23,6 +23,7 @@
 #include "kgym/paths.hpp"
 #include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
+#include "cpu_group.hpp"
 #include "proctree.hpp"
 #include "wall_check.hpp"
 #include "workers.hpp"
@@ -237,7 +238,8 @@ struct Engine::Impl {
 
   Verdict run(const Task& task, const Candidate& cand, const EvalOptions& eo);
   void time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
-                  const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock);
+                  const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock,
+                  const runner::CpuGroup* cpu_group);
 };
 
 Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOptions& eo) {
@@ -259,6 +261,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.crash = process_failure(st, what);
   };
 
+  // CPU: the candidate's processes in a control group of their own, for the CPU time of all of
+  // them in the wall check (runner::CpuGroup; declared first so that it outlives the worker).
+  std::optional<runner::CpuGroup> cpu_group;
   std::unique_ptr<Worker> cw;
   try {
     cw = std::make_unique<Worker>(*zygote, spec);
@@ -271,6 +276,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     return judge(m, eo.judge);
   }
   Worker& c = *cw;
+  if (worker_device == "cpu") cpu_group.emplace(c.pid());
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
   const int zygote_deaths = zygote->deaths();
@@ -462,7 +468,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 
       const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
                            judge(m, jo).correct;
-      if (time_it) time_phase(c, key, eo, m, tolerances, device);
+      if (time_it) time_phase(c, key, eo, m, tolerances, device, cpu_group ? &*cpu_group : nullptr);
       if (reference && reference->alive()) {
         try {
           reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
@@ -487,7 +493,8 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 }
 
 void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
-                              const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock) {
+                              const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock,
+                              const runner::CpuGroup* cpu_group) {
   using clock = std::chrono::steady_clock;
   auto ms_since = [](clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -667,6 +674,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   };
   n_wall = cap_calls(n_wall);
   double host_ms = 0, cpu_used_ms = 0, cpu_wall_ms = 0;
+  int cpu_requests = 0, grouped_requests = 0;  // CPU: timed requests, and those the cgroup measured
   // The wall clock on the GPU; on the CPU the busy clock (below; the wall clock is kept too)
   // (runner::WallCheckSeries, docs/timing.md "Wall-clock floor").
   runner::WallCheckSeries wall, cpu;
@@ -759,6 +767,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // The busy clock (CPU): the worker's wall clock minus its main thread's time waiting for a
       // CPU, plus the CPU time of everything else of the candidate: the worker's other threads
       // and its other processes (docs/timing.md).
+      const bool grouped = !gpu && cpu_group && cpu_group->ok();
+      const double group0 = grouped ? cpu_group->usage_ms() : -1;  // (the tree is stopped here)
       const double precise0 = gpu ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true);
       const double main0 = gpu ? 0 : runner::main_thread_run_ms(c.pid());
       const double wait0 = gpu ? 0 : runner::runqueue_wait_ms(c.pid());
@@ -770,7 +780,24 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (!gpu) {
         const double wait1 = runner::runqueue_wait_ms(c.pid());
         const double main1 = runner::main_thread_run_ms(c.pid());
-        const double precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
+        double precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
+        if (grouped && group0 >= 0) {
+          // The control group's charge, read with the candidate's processes stopped (exact): it
+          // holds the processes that exited during the request, reaped or not (rt11).
+          PausedTree still(c.pid(), zygote->pid(), reference_pid);
+          const double group1 = cpu_group->usage_ms();
+          if (group1 >= 0) {
+            precise = group1 - group0;
+            ++grouped_requests;
+          }
+        } else {
+          // /proc accounting: a process that ignores SIGCHLD hides its children's CPU time (rt11).
+          for (auto& line : runner::unreaping_processes(c.pid(), zygote->pid(), zygote->workers()))
+            if (std::find(timing.unreaping_processes.begin(), timing.unreaping_processes.end(), line) ==
+                timing.unreaping_processes.end())
+              timing.unreaping_processes.push_back(line);
+        }
+        ++cpu_requests;
         // Everything but the worker's main thread: its other threads (rt10: a helper thread on
         // the main thread's CPU did the calls while the main thread, SCHED_IDLE, sat in the run
         // queue, 2.2x to 3.5x) and the other processes.
@@ -831,6 +858,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (!gpu && cpu_wall_ms > 0) {
     const char* threads = std::getenv("KGYM_CPU_THREADS");
     timing.wall_check_cores = std::max(1, threads ? std::atoi(threads) : 1);
+    timing.wall_check_cpu_source = grouped_requests == cpu_requests ? "cgroup" : "proc";
     timing.wall_check_cpu_ms = cpu_used_ms;
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }

@@ -320,6 +320,23 @@ double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, boo
   return ms;
 }
 
+std::vector<std::string> unreaping_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
+  std::vector<std::string> lines;
+  for (pid_t p : candidate_processes(root, zygote, workers)) {
+    if (p <= 1 || p == ::getpid() || p == zygote || (p != root && workers.count(p))) continue;
+    std::ifstream f("/proc/" + std::to_string(p) + "/status");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.rfind("SigIgn:", 0) != 0) continue;
+      const unsigned long long mask = std::strtoull(line.c_str() + 7, nullptr, 16);
+      if (mask & (1ULL << (SIGCHLD - 1)))
+        lines.push_back("pid " + std::to_string(p) + " (" + comm_of(p) + ") ignores SIGCHLD");
+      break;
+    }
+  }
+  return lines;
+}
+
 int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   const pid_t self = ::getpid();

@@ -59,6 +59,14 @@ std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std
 /// ticks (of their summed time).
 double tree_cpu_ms(pid_t root, pid_t zygote, const std::set<pid_t>& workers, bool precise = false);
 
+/// The candidate's processes (as for tree_cpu_ms) that ignore SIGCHLD, one line each
+/// ("pid 123 (python3) ignores SIGCHLD"): the kernel reaps their children at exit, and no
+/// parent's child-time counters get the children's CPU time. Where no control group measures
+/// the candidate (runner::CpuGroup), /proc cannot see that time: red team rt11 had each
+/// wall-check request done by such a child (2.1x to 2.5x on matmul). A handler installed with
+/// SA_NOCLDWAIT does the same and /proc does not show it (docs/timing.md, "Known limits").
+std::vector<std::string> unreaping_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers);
+
 /// Time (ms) the main thread of `pid` has spent runnable but waiting for a CPU (the second field
 /// of /proc/<pid>/schedstat, ns); -1 when unavailable. The wall clock minus this is the time
 /// the thread was running or blocked: contention from other processes drops out, while time

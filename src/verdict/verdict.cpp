@@ -254,6 +254,12 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
                    join(t.foreign_gpu_processes) +
                    " (kgym traces and times one CUDA context per candidate, its worker's: its kernels "
                    "must run there, not in a child process)");
+  if (!t.unreaping_processes.empty())
+    return end(Outcome::contract_violation, Gate::timing,
+               "[reap] a process of the candidate ignored SIGCHLD while its CPU time was measured: " +
+                   join(t.unreaping_processes) +
+                   " (the kernel reaps such a process's children and their CPU time is counted nowhere; "
+                   "wait for child processes instead)");
   for (const CaseRecord& r : t.rechecks) {
     const std::string label = r.transform == "wall"
                                   ? fmt::format("wall-clock check call {} (rechecked)", r.index)

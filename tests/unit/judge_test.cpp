@@ -510,6 +510,16 @@ TEST(JudgeIntegrity, CpuTimerFarBelowTheWallCheckGetsItsPessimisticFigure) {
   EXPECT_NEAR(*v.runtime_ms, 0.05 / 1.1, 1e-9);
 }
 
+TEST(JudgeIntegrity, ProcessIgnoringSigchldIsAContractViolation) {
+  // CPU with /proc accounting: a process whose children the kernel reaps hides their CPU time.
+  Measurements m = correct_and_timed(0.5, 0.5);
+  m.candidate_timing->method = "monotonic_clock";
+  m.candidate_timing->unreaping_processes = {"pid 7 (python3) ignores SIGCHLD"};
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::contract_violation);
+  EXPECT_NE(v.messages.front().find("[reap]"), std::string::npos);
+}
+
 TEST(JudgeIntegrity, RooflineFloor) {
   Measurements m = correct_and_timed(0.001, 2);
   RooflineRecord roof;

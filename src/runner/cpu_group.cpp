@@ -1,0 +1,90 @@
+#include "cpu_group.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+namespace kgym::runner {
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The cgroup v2 path of this process ("0::/path" in /proc/self/cgroup), "" when none.
+std::string own_v2_path() {
+  std::ifstream f("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("0::", 0) == 0) return line.substr(3);
+  return "";
+}
+
+/// Writes `text` to an existing file (a cgroup control file); false with errno set on failure.
+bool write_file(const fs::path& file, const std::string& text) {
+  std::ofstream f(file);
+  if (!f) return false;
+  f << text;
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+}  // namespace
+
+CpuGroup::CpuGroup(pid_t pid) {
+  fs::path parent;
+  std::error_code ec;
+  if (fs::exists("/sys/fs/cgroup/cpuacct/cpuacct.usage", ec)) {
+    parent = "/sys/fs/cgroup/cpuacct";
+  } else if (fs::exists("/sys/fs/cgroup/cgroup.controllers", ec)) {
+    parent = fs::path("/sys/fs/cgroup") / fs::path(own_v2_path()).relative_path();
+    v2_ = true;
+  } else {
+    why_ = "no cgroup cpuacct (v1) or cgroup v2 hierarchy mounted at /sys/fs/cgroup";
+    return;
+  }
+  const fs::path dir = parent / ("kgym-" + std::to_string(::getpid()) + "-" + std::to_string(pid));
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    why_ = "cannot make the control group " + dir.string() + ": " + std::strerror(errno);
+    return;
+  }
+  if (!write_file(dir / "cgroup.procs", std::to_string(pid))) {
+    why_ = "cannot move process " + std::to_string(pid) + " into " + dir.string() + ": " + std::strerror(errno);
+    ::rmdir(dir.c_str());
+    return;
+  }
+  dir_ = dir;
+  if (usage_ms() < 0) {
+    why_ = "cannot read the CPU usage of " + dir.string();
+    ::rmdir(dir.c_str());  // fails while the worker is inside; then it is left, unused
+    dir_.clear();
+  }
+}
+
+CpuGroup::~CpuGroup() {
+  if (dir_.empty()) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (::rmdir(dir_.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+double CpuGroup::usage_ms() const {
+  if (dir_.empty()) return -1;
+  if (!v2_) {
+    std::ifstream f(dir_ / "cpuacct.usage");
+    double ns = 0;
+    if (!(f >> ns)) return -1;
+    return ns / 1e6;
+  }
+  std::ifstream f(dir_ / "cpu.stat");
+  std::string key;
+  double value = 0;
+  while (f >> key >> value)
+    if (key == "usage_usec") return value / 1e3;
+  return -1;
+}
+
+}  // namespace kgym::runner
