@@ -21,6 +21,7 @@ struct Summary {
   std::map<double, double> fast_p;
   std::optional<double> geomean_speedup;  ///< over passed verdicts with a speedup
   int timed = 0;                          ///< passed verdicts with a speedup
+  int untimed = 0;                        ///< passed verdicts without one (timing not requested)
   double mean_reward = 0;
 };
 

@@ -17,6 +17,8 @@ Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double
     if (v.outcome == Outcome::passed && v.speedup_eager && *v.speedup_eager > 0) {
       ++s.timed;
       log_sum += std::log(*v.speedup_eager);
+    } else if (v.outcome == Outcome::passed && !v.speedup_eager) {
+      ++s.untimed;
     }
   }
   for (double p : ps) {
@@ -41,7 +43,10 @@ std::string render_summary(const Summary& s) {
   out += std::string(27, '-') + "\n";
   out += fmt::format("{:<20} {:>6}\n", "total", s.total);
   out += fmt::format("correct: {}/{}", s.correct, s.total);
-  for (const auto& [p, f] : s.fast_p) out += fmt::format("   fast_{:g}: {:.3f}", p, f);
+  if (s.timed == 0 && s.untimed > 0)  // --no-timing: no speedup to count, not a failure
+    out += "   fast_p: n/a (no timing)";
+  else
+    for (const auto& [p, f] : s.fast_p) out += fmt::format("   fast_{:g}: {:.3f}", p, f);
   out += "\n";
   out += s.geomean_speedup ? fmt::format("geomean speedup vs eager (passed, n={}): {:.3f}x", s.timed, *s.geomean_speedup)
                            : std::string("geomean speedup vs eager: n/a (no timed passing candidate)");

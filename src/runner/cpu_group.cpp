@@ -1,11 +1,14 @@
 #include "cpu_group.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <fstream>
 #include <thread>
 
@@ -32,6 +35,21 @@ bool write_file(const fs::path& file, const std::string& text) {
   return static_cast<bool>(f);
 }
 
+/// Removes the empty groups that supervisors no longer running left below `parent` (a kgym
+/// killed before its destructors ran); once per process.
+void sweep_stale(const fs::path& parent) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(parent, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("kgym-", 0) != 0) continue;
+      const long owner = std::strtol(name.c_str() + 5, nullptr, 10);
+      if (owner > 1 && ::kill(static_cast<pid_t>(owner), 0) != 0 && errno == ESRCH) ::rmdir(e.path().c_str());
+    }
+  });
+}
+
 }  // namespace
 
 CpuGroup::CpuGroup(pid_t pid) {
@@ -46,6 +64,7 @@ CpuGroup::CpuGroup(pid_t pid) {
     why_ = "no cgroup cpuacct (v1) or cgroup v2 hierarchy mounted at /sys/fs/cgroup";
     return;
   }
+  sweep_stale(parent);
   const fs::path dir = parent / ("kgym-" + std::to_string(::getpid()) + "-" + std::to_string(pid));
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     why_ = "cannot make the control group " + dir.string() + ": " + std::strerror(errno);

@@ -29,7 +29,8 @@ class CpuGroup {
   /// before the process runs candidate code (its children made before would stay outside).
   explicit CpuGroup(pid_t pid);
   /// Removes the group when it is empty (retried for up to 0.5 s while the worker's processes
-  /// exit); a group that stays busy is left (empty groups cost nothing and vanish at reboot).
+  /// exit); a group that stays busy is left, and the next kgym removes it once its supervisor
+  /// is gone (as it removes those of a kgym killed before its destructors ran).
   ~CpuGroup();
   CpuGroup(const CpuGroup&) = delete;
   CpuGroup& operator=(const CpuGroup&) = delete;

@@ -978,7 +978,9 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
     } else if (first_reject) {
       v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
                               "[" + first_reject->rule_id + "] line " + std::to_string(first_reject->line) + ": " +
-                                  first_reject->message);
+                                  first_reject->message + " (policy profile " + eo.policy_profile +
+                                  (eo.policy_profile != "off" ? "; a plain-PyTorch candidate is judged only under --profile off)"
+                                                              : ")"));
     } else {
       v = impl_->run(task, cand, eo);
     }

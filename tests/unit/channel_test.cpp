@@ -37,7 +37,9 @@ Blob memfd_blob(const std::string& bytes, int seals, std::uint64_t declared) {
   const int fd = ::memfd_create("test-blob", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   EXPECT_GE(fd, 0);
   EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-  if (seals) EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  if (seals) {
+    EXPECT_EQ(::fcntl(fd, F_ADD_SEALS, seals), 0);
+  }
   Blob b;
   b.fd = std::shared_ptr<int>(new int(fd), [](int* f) {
     ::close(*f);

@@ -33,6 +33,14 @@ TEST(Summary, FastPAndGeomean) {
   EXPECT_NE(table.find("fast_1: 0.400"), std::string::npos);
 }
 
+TEST(Summary, WithoutTimingFastPIsNotApplicable) {
+  Summary s = summarize({make(Outcome::passed), make(Outcome::incorrect)});
+  EXPECT_EQ(s.untimed, 1);
+  std::string table = render_summary(s);
+  EXPECT_NE(table.find("fast_p: n/a (no timing)"), std::string::npos);
+  EXPECT_EQ(table.find("fast_0:"), std::string::npos);
+}
+
 TEST(Summary, Empty) {
   Summary s = summarize({});
   EXPECT_EQ(s.total, 0);

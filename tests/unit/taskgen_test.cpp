@@ -147,7 +147,9 @@ TEST_P(FamilyTest, SplitsServeTheirOps) {
     EXPECT_FALSE(held(train.op)) << train.task.id << " serves held-out op " << train.op;
     auto transfer = generate(f.name, kTransferBegin + i);
     EXPECT_EQ(transfer.split, Split::transfer);
-    if (!f.transfer_ops.empty()) EXPECT_TRUE(held(transfer.op)) << transfer.task.id;
+    if (!f.transfer_ops.empty()) {
+      EXPECT_TRUE(held(transfer.op)) << transfer.task.id;
+    }
     heldout_ops.insert(generate(f.name, kHeldoutBegin + i).op);
   }
   EXPECT_GE(heldout_ops.size(), std::min<std::size_t>(3, f.ops.size()));
