@@ -53,6 +53,10 @@ void sweep_stale(const fs::path& parent) {
 }  // namespace
 
 CpuGroup::CpuGroup(pid_t pid) {
+  if (const char* off = std::getenv("KGYM_CPU_CGROUP"); off && std::string(off) == "0") {
+    why_ = "control groups turned off (KGYM_CPU_CGROUP=0)";
+    return;
+  }
   fs::path parent;
   std::error_code ec;
   if (fs::exists("/sys/fs/cgroup/cpuacct/cpuacct.usage", ec)) {

@@ -23,6 +23,7 @@ namespace kgym::runner {
 /// group where it cannot write to the cgroup file system: on the CPU its writes are confined to
 /// its work folders (Landlock, python/kgym_worker/zygote.py). When no group can be made, ok() is
 /// false and why() says why; the caller falls back to /proc (docs/timing.md, "Known limits").
+/// KGYM_CPU_CGROUP=0 in the supervisor's environment turns groups off (the fallback's test).
 class CpuGroup {
  public:
   /// Makes the group `kgym-<supervisor pid>-<pid>` and moves process `pid` into it. Call it
