@@ -126,8 +126,9 @@ struct TimingRecord {
   double wall_check_upper_ms = 0;
   /// CPU device: where the candidate's CPU time in the wall check comes from: "cgroup" (a control
   /// group holding all its processes, exited ones included: runner::CpuGroup) or "proc" (the sum
-  /// over the processes /proc shows at the request's start and end, and reaped children); "" on
-  /// the GPU.
+  /// over the processes /proc shows at the request's start and end, and reaped children), or
+  /// "partial" (a group some requests could not read: those have no CPU figure, and the check
+  /// keeps the wall clock); "" on the GPU.
   std::string wall_check_cpu_source;
   /// CPU device, /proc accounting only: processes of the candidate that ignored SIGCHLD during
   /// the timed wall-clock requests, one line each (runner::unreaping_processes): their

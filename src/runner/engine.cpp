@@ -137,6 +137,13 @@ class PhaseClock {
   std::chrono::steady_clock::time_point t_;
 };
 
+/// Appends each of `lines` to `into` unless it is there already (findings collected over several
+/// looks at the candidate's processes).
+void add_unique(std::vector<std::string>& into, const std::vector<std::string>& lines) {
+  for (const auto& line : lines)
+    if (std::find(into.begin(), into.end(), line) == into.end()) into.push_back(line);
+}
+
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
   Failure f;
   f.stage = "process";
@@ -517,9 +524,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     const bool cpu = worker_device == "cpu";
     std::set<pid_t> workers = zygote->workers();
     if (cpu) workers.erase(c.pid());
-    for (auto& line : runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu))
-      if (std::find(gpu_holders.begin(), gpu_holders.end(), line) == gpu_holders.end())
-        gpu_holders.push_back(std::move(line));
+    add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu));
   };
   auto candidate_request = [&](const nlohmann::json& req, const char* what) -> std::optional<Message> {
     try {
@@ -769,7 +774,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // and its other processes (docs/timing.md).
       const bool grouped = !gpu && cpu_group && cpu_group->ok();
       const double group0 = grouped ? cpu_group->usage_ms() : -1;  // (the tree is stopped here)
-      const double precise0 = gpu ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true);
+      // Without a control group: the /proc sum over the candidate's processes (a walk of /proc).
+      const double precise0 = gpu || grouped ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true);
       const double main0 = gpu ? 0 : runner::main_thread_run_ms(c.pid());
       const double wait0 = gpu ? 0 : runner::runqueue_wait_ms(c.pid());
       const auto t1 = clock::now();
@@ -780,7 +786,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (!gpu) {
         const double wait1 = runner::runqueue_wait_ms(c.pid());
         const double main1 = runner::main_thread_run_ms(c.pid());
-        double precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
+        double precise = -1;
         if (grouped && group0 >= 0) {
           // The control group's charge, read with the candidate's processes stopped (exact): it
           // holds the processes that exited during the request, reaped or not (rt11).
@@ -790,19 +796,22 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
             precise = group1 - group0;
             ++grouped_requests;
           }
-        } else {
+        }
+        // A group that could not be read this time leaves the request unmeasured: no CPU figure
+        // and no busy-clock reading (the engine then keeps the wall clock, which holds everything).
+        const bool measured = !grouped || precise >= 0;
+        if (!grouped) precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
+        if (!measured) precise = 0;
+        if (!grouped) {
           // /proc accounting: a process that ignores SIGCHLD hides its children's CPU time (rt11).
-          for (auto& line : runner::unreaping_processes(c.pid(), zygote->pid(), zygote->workers()))
-            if (std::find(timing.unreaping_processes.begin(), timing.unreaping_processes.end(), line) ==
-                timing.unreaping_processes.end())
-              timing.unreaping_processes.push_back(line);
+          add_unique(timing.unreaping_processes, runner::unreaping_processes(c.pid(), zygote->pid(), zygote->workers()));
         }
         ++cpu_requests;
         // Everything but the worker's main thread: its other threads (rt10: a helper thread on
         // the main thread's CPU did the calls while the main thread, SCHED_IDLE, sat in the run
         // queue, 2.2x to 3.5x) and the other processes.
         const double others = precise - (main1 - main0);
-        cpu.add_timed(wait0 >= 0 && wait1 >= 0 && main0 >= 0 && main1 >= 0
+        cpu.add_timed(measured && wait0 >= 0 && wait1 >= 0 && main0 >= 0 && main1 >= 0
                           ? ms - (wait1 - wait0) + std::max(0.0, others)
                           : -1.0);
         cpu_used_ms += precise;  // every living process by its CPU clock (rt9's helpers hid from ticks)
@@ -851,14 +860,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   }
   // The reference worker outlives the task: its output arena (CPU, up to about 2 GiB) goes.
   if (!gpu && !ask_reference({{"op", "settle"}, {"release", true}}, {}, eo.timeouts.reference_s, m)) return;
-  for (auto& line : gpu_holders)
-    if (std::find(timing.foreign_gpu_processes.begin(), timing.foreign_gpu_processes.end(), line) ==
-        timing.foreign_gpu_processes.end())
-      timing.foreign_gpu_processes.push_back(line);
+  add_unique(timing.foreign_gpu_processes, gpu_holders);
   if (!gpu && cpu_wall_ms > 0) {
     const char* threads = std::getenv("KGYM_CPU_THREADS");
     timing.wall_check_cores = std::max(1, threads ? std::atoi(threads) : 1);
-    timing.wall_check_cpu_source = grouped_requests == cpu_requests ? "cgroup" : "proc";
+    timing.wall_check_cpu_source = grouped_requests == cpu_requests ? "cgroup" : grouped_requests ? "partial" : "proc";
     timing.wall_check_cpu_ms = cpu_used_ms;
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }
