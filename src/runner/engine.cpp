@@ -15,6 +15,7 @@
 #include <random>
 #include <semaphore>
 #include <set>
+#include <shared_mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -35,6 +36,23 @@ using runner::ChannelClosed;
 using runner::ChannelTimeout;
 using runner::Message;
 using runner::PausedTree;
+
+namespace {
+/// What one evaluation times, undisturbed by the others (H200, 2026-12-01: the eager baseline of
+/// a 256x256 matmul read 0.158 ms instead of 0.03 while other candidates of a --jobs run loaded,
+/// and a candidate that precomputed its timed outputs passed 2.41x on it): the processes `scan`
+/// names are stopped (runner::PausedTree), and `quiet` is held exclusively so that no candidate
+/// worker is spawned meanwhile (a spawn holds it shared; a worker started after the scan would
+/// run beside the timing). Other evaluations' loads and builds only wait.
+class QuietDevice {
+ public:
+  QuietDevice(std::shared_mutex& quiet, const std::function<std::vector<pid_t>()>& scan) : lock_(quiet), paused_(scan) {}
+
+ private:
+  std::unique_lock<std::shared_mutex> lock_;
+  PausedTree paused_;  // (declared after the lock: continued before the lock is released)
+};
+}  // namespace
 using runner::SpawnSpec;
 using runner::Worker;
 
@@ -167,6 +185,9 @@ struct Engine::Impl {
   int reference_zygote_deaths = 0;      ///< zygote->deaths() when the reference was spawned
   nlohmann::json environment;           ///< guarded by device_mutex
   std::counting_semaphore<64> build_slots{1};
+  /// Exclusive while an evaluation times with the other workers stopped (QuietDevice); shared
+  /// while a candidate worker is spawned.
+  std::shared_mutex quiet_mutex;
   std::atomic<int> counter{0};
 
   explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
@@ -273,6 +294,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   std::optional<runner::CpuGroup> cpu_group;
   std::unique_ptr<Worker> cw;
   try {
+    std::shared_lock no_timing_stopped(quiet_mutex);
     cw = std::make_unique<Worker>(*zygote, spec);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::worker) throw;
@@ -526,6 +548,14 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (cpu) workers.erase(c.pid());
     add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu));
   };
+  const pid_t reference_now = reference ? reference->pid() : -1;
+  // While the candidate's calls are timed or traced: the other candidates' workers stopped, the
+  // candidate's own tree and the reference running.
+  auto bystanders = [&] { return runner::bystander_processes(zygote->pid(), {c.pid(), reference_now}); };
+  // While the reference times: the candidate's tree stopped too (PausedTree's set).
+  auto all_but_reference = [&] {
+    return runner::pausable_processes(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
+  };
   auto candidate_request = [&](const nlohmann::json& req, const char* what) -> std::optional<Message> {
     try {
       return c.request(req, {}, eo.timeouts.timing_s);
@@ -583,8 +613,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     std::shuffle(keep.begin(), keep.end(), rng);
     keep.resize(std::min<std::size_t>(keep.size(), static_cast<std::size_t>(std::max(1, to.rechecks_per_round))));
     const auto began = clock::now();
-    auto t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep}},
-                               "while timed");
+    std::optional<Message> t;
+    {
+      QuietDevice quiet(quiet_mutex, bystanders);
+      t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep}},
+                            "while timed");
+    }
     m.phase_ms["candidate_timing"] += ms_since(began);
     if (!t) break;
     TimingRecord rec;
@@ -630,7 +664,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       const auto t0 = clock::now();
       std::optional<Message> r;
       {
-        PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
+        QuietDevice quiet(quiet_mutex, all_but_reference);
         note_gpu_holders();
         r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
                            {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
@@ -718,7 +752,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // requests (protocol.serve). The settle request first, untimed: no collection pending
         // in the reference and its device idle.
         const auto pause_began = clock::now();
-        PausedTree paused(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
+        QuietDevice quiet(quiet_mutex, all_but_reference);
         note_gpu_holders();
         m.phase_ms["wall_check/pause"] += ms_since(pause_began);
         // (CPU: with the output arena its calibration copies into, as the candidate's.)
@@ -752,6 +786,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                                 {"reserve_n", n_wall}};
       if (!shared_map.is_null()) untimed["map"] = shared_map;
       const auto untimed_began = clock::now();
+      // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
+      std::optional<QuietDevice> quiet;
+      quiet.emplace(quiet_mutex, bystanders);
       if (!candidate_request(untimed, "during the wall-clock check")) return;
       m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
       nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
@@ -761,7 +798,14 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       std::optional<PausedTree> frozen;
       if (!shared_map.is_null()) {
         const auto inputs_began = clock::now();
-        frozen.emplace(c.pid(), zygote->pid(), reference_pid);
+        // (the candidate's processes only: the bystanders are the QuietDevice's, and stay stopped
+        // when `frozen` continues what it stopped)
+        frozen.emplace([&] {
+          auto mine = all_but_reference();
+          const auto others = bystanders();
+          std::erase_if(mine, [&](pid_t p) { return std::find(others.begin(), others.end(), p) != others.end(); });
+          return mine;
+        });
         const auto layout = write_inputs(wseed);
         m.phase_ms["wall_check/inputs"] += ms_since(inputs_began);
         if (!layout) return;
@@ -782,6 +826,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (frozen) frozen->release();
       auto reply = candidate_request(timed_req, "during the wall-clock check");
       const double ms = ms_since(t1);
+      quiet.reset();
       if (!reply) return;
       if (!gpu) {
         const double wait1 = runner::runqueue_wait_ms(c.pid());
@@ -909,7 +954,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (!warmed) return;
     }
     const auto trace_began = clock::now();
-    auto tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+    std::optional<Message> tr;
+    {
+      QuietDevice quiet(quiet_mutex, bystanders);
+      tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+    }
     m.phase_ms["trace"] += ms_since(trace_began);
     if (!tr) return;
     try {

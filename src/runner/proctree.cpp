@@ -217,6 +217,18 @@ std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   return out;
 }
 
+std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep) {
+  std::vector<pid_t> out;
+  if (zygote <= 1) return out;
+  const auto children = children_of(process_table());
+  collect_below(children, zygote, keep, false, out);
+  const pid_t self = ::getpid();
+  std::erase_if(out, [&](pid_t p) { return p <= 1 || p == self || p == zygote || keep.count(p) > 0; });
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 DevicePredicate nvidia_devices() {
   std::set<unsigned> majors = nvidia_majors();
   majors.insert(195);  // the NVIDIA driver's fixed major (/dev/nvidiaN, /dev/nvidiactl)
@@ -357,11 +369,16 @@ int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {
   return total;
 }
 
-PausedTree::PausedTree(pid_t root, pid_t zygote, pid_t keep) {
-  if (root <= 1 || root == ::getpid()) return;
+PausedTree::PausedTree(pid_t root, pid_t zygote, pid_t keep)
+    : PausedTree([&]() -> std::vector<pid_t> {
+        if (root <= 1 || root == ::getpid()) return {};
+        return pausable_processes(root, zygote, keep);
+      }) {}
+
+PausedTree::PausedTree(const std::function<std::vector<pid_t>()>& scan) {
   for (int pass = 0; pass < 16; ++pass) {
     bool found = false;
-    for (pid_t p : pausable_processes(root, zygote, keep))
+    for (pid_t p : scan())
       if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) {
         pids_.push_back(p);
         found = true;

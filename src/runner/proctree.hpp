@@ -22,6 +22,12 @@ namespace kgym::runner {
 /// or the supervisor. `zygote` or `keep` <= 1: none.
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep);
 
+/// The pids below `zygote` except those in `keep` and the processes below them (by parent pid,
+/// from /proc), never the zygote or the supervisor: while one evaluation times its candidate,
+/// the other candidates' workers (loading, building, creating CUDA contexts) and what they
+/// started. `zygote` <= 1: none.
+std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep);
+
 /// Whether a file (stat of an open file) is a GPU device.
 using DevicePredicate = std::function<bool(const struct stat&)>;
 
@@ -100,6 +106,8 @@ int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds = 10.0);
 class PausedTree {
  public:
   PausedTree(pid_t root, pid_t zygote, pid_t keep);
+  /// Stops what `scan` returns, with the same repeated passes (e.g. bystander_processes).
+  explicit PausedTree(const std::function<std::vector<pid_t>()>& scan);
   ~PausedTree();
   PausedTree(const PausedTree&) = delete;
   PausedTree& operator=(const PausedTree&) = delete;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
@@ -213,6 +214,42 @@ TEST(ProcTreeKill, KillsEveryLevelOfAChainInOnePassAndSparesWhatItIsTold) {
   EXPECT_EQ(::kill(spared_last, 0), 0);  // the spared chain lives
   EXPECT_GE(kgym::runner::kill_below(::getpid(), {}, 5.0), 3);
   EXPECT_NE(::kill(spared, 0), 0);  // killed and reaped (a direct child)
+}
+
+/// The state letter of /proc/PID/stat ('T' stopped), '?' when gone.
+char state_of(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(stat, s) || s.rfind(')') == std::string::npos) return '?';
+  return s[s.rfind(')') + 2];
+}
+
+TEST(ProcTreeQuiet, StopsTheOtherWorkersTreesButNotTheKeptOnes) {
+  // This process plays the zygote: the candidate's worker and the reference (chains that stay
+  // running) and another candidate's worker with two processes below it (stopped while the
+  // candidate is timed, continued after).
+  pid_t cand_last = -1, ref_last = -1, other_last = -1;
+  const pid_t cand = chain(2, &cand_last), ref = chain(2, &ref_last), other = chain(3, &other_last);
+  ASSERT_GT(cand_last, 0);
+  ASSERT_GT(ref_last, 0);
+  ASSERT_GT(other_last, 0);
+  const auto found = kgym::runner::bystander_processes(::getpid(), {cand, ref});
+  auto has = [&](pid_t p) { return std::find(found.begin(), found.end(), p) != found.end(); };
+  EXPECT_TRUE(has(other));
+  EXPECT_TRUE(has(other_last));
+  EXPECT_EQ(found.size(), 3u);
+  EXPECT_FALSE(has(cand) || has(cand_last) || has(ref) || has(ref_last) || has(::getpid()));
+  {
+    kgym::runner::PausedTree paused([&] { return kgym::runner::bystander_processes(::getpid(), {cand, ref}); });
+    EXPECT_EQ(paused.pids().size(), 3u);
+    for (int i = 0; i < 100 && state_of(other_last) != 'T'; ++i) ::usleep(10000);
+    EXPECT_EQ(state_of(other_last), 'T');
+    EXPECT_NE(state_of(cand_last), 'T');
+    EXPECT_NE(state_of(ref_last), 'T');
+  }
+  for (int i = 0; i < 100 && state_of(other_last) == 'T'; ++i) ::usleep(10000);
+  EXPECT_NE(state_of(other_last), 'T');
+  EXPECT_GE(kgym::runner::kill_below(::getpid(), {}, 5.0), 7);
 }
 
 }  // namespace
