@@ -14,6 +14,7 @@ import time
 import torch
 
 from . import common, integrity, protocol, tensors
+from .reference import flat_slices as _flat_slices
 from .reference import scaled_atol as _scaled_atol
 
 # Captured before any candidate code is imported.
@@ -310,14 +311,17 @@ class CandidateExecutor:
                         ratio = float("inf")
                     continue
                 atol, rtol = table.get(tensors.dtype_name(b.dtype), table.get("float32", [1e-4, 1e-4]))
-                ad, bd = a.double(), b.double()
-                atol = _scaled_atol(float(atol), bd)
-                fin = torch.isfinite(ad) & torch.isfinite(bd)
-                nonfin += int((torch.isnan(ad) != torch.isnan(bd)).sum()) + \
-                    int((torch.isinf(ad) & (ad != bd)).sum())
-                if fin.any():
-                    r = ((ad - bd).abs() / (atol + rtol * bd.abs()))[fin]
-                    ratio = max(ratio, float(r.max()) if bool((r == r).all()) else float("inf"))
+                atol = _scaled_atol(float(atol), b)
+                af, bf = a.reshape(-1), b.reshape(-1)
+                for lo, hi in _flat_slices(bf.numel()):  # float64 slices: memory does not grow with the output
+                    ad, bd = af[lo:hi].double(), bf[lo:hi].double()
+                    fin = torch.isfinite(ad) & torch.isfinite(bd)
+                    nonfin += int((torch.isnan(ad) != torch.isnan(bd)).sum()) + \
+                        int((torch.isinf(ad) & (ad != bd)).sum())
+                    if fin.any():
+                        r = ((ad - bd).abs() / (atol + rtol * bd.abs()))[fin]
+                        ratio = max(ratio, float(r.max()) if bool((r == r).all()) else float("inf"))
+                    del ad, bd, fin
         rec["rerun_tolerance_ratio"] = min(ratio, 1e300)  # JSON has no Infinity
         rec["rerun_nonfinite_mismatches"] = nonfin
         del out1, outs1, first_copy
@@ -449,5 +453,9 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
     handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
                 "wall_output": ex.wall_output,
                 "warm_profiler": ex.warm_profiler, "trace": ex.trace}
+    # Cached device memory goes back after the requests that end a stretch of the candidate's
+    # work (the reference runs next), never inside the wall check's sequence.
+    release_after = {"run_case", "time", "wall_output", "trace"}
     protocol.serve(sock, handlers,
-                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"})
+                   lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"},
+                   after=lambda op: op in release_after and integrity.release_device_memory(ex.device))

@@ -220,6 +220,30 @@ def poison_free_memory(device: str, byte: int) -> bool:
     return True
 
 
+RELEASE_SLACK_BYTES = 4 << 30  # cached-but-free device memory a worker keeps between requests
+
+
+def release_device_memory(device: str, scrub: bool = False) -> bool:
+    """Returns the CUDA caching allocator's free blocks to the driver when they exceed
+    ``RELEASE_SLACK_BYTES``, so that the other worker on the device (reference or candidate) can
+    allocate. H200, a KernelBench level-1 ReLU at full size (6.4 GB per tensor): the reference ran
+    out of memory in its first comparison while the candidate's process held 114 GiB, mostly
+    cached by its allocator (task_error for an honest kernel). With ``scrub`` (the reference
+    worker) the blocks are zeroed first, so that no reference output reaches another process
+    through the driver. Small tasks never reach the threshold: nothing changes for them. Never
+    called inside the wall check's sequence (a timed request would then pay the allocations).
+    Returns True when memory was released; False on CPU or below the threshold."""
+    if not device.startswith("cuda"):
+        return False
+    slack = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+    if slack < RELEASE_SLACK_BYTES:
+        return False
+    if scrub:
+        poison_free_memory(device, 0)
+    torch.cuda.empty_cache()
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # D9: persisting L2
 

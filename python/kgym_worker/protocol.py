@@ -188,10 +188,12 @@ def settle(freeze: bool = False) -> None:
         gc.freeze()
 
 
-def serve(sock: socket.socket, handlers: dict, on_error) -> None:
+def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
     """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
     (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
-    or a handler exception is answered with ``on_error(exc)``; the loop goes on.
+    or a handler exception is answered with ``on_error(exc)``; the loop goes on. ``after(op)``,
+    when given, runs once the reply is sent and the request's objects are dropped (the workers
+    return cached device memory there).
 
     Python's cyclic garbage collector never runs inside a request: the supervisor times some
     requests with its own clock (the wall-clock floor and its calibration, docs/timing.md), and a
@@ -218,5 +220,11 @@ def serve(sock: socket.socket, handlers: dict, on_error) -> None:
         if isinstance(reply, tuple):
             reply, out_blobs = reply
         send(sock, reply, out_blobs)
+        del reply, out_blobs, blobs
         if gc.get_count()[0] >= gc.get_threshold()[0]:
             gc.collect()
+        if after is not None:
+            try:
+                after(op)
+            except Exception:  # noqa: BLE001 - housekeeping; the next request reports real trouble
+                pass

@@ -83,14 +83,34 @@ def _to_double(value):
     return value
 
 
-def scaled_atol(atol: float, rd) -> float:
+COMPARE_CHUNK = 1 << 25  # elements per float64 slice of a comparison (256 MiB a slice)
+
+
+def flat_slices(n: int, chunk: int = COMPARE_CHUNK):
+    """(start, end) of consecutive slices of ``chunk`` elements covering ``n``: comparisons run
+    slice by slice in float64, so that their memory does not grow with the output (a KernelBench
+    level-1 ReLU at full size has 1.6e9 elements: its float64 copy alone is 12.8 GB, and the
+    whole-tensor comparison ran the reference out of the H200's memory, task_error)."""
+    chunk = max(1, int(chunk))
+    for a in range(0, n, chunk):
+        yield a, min(n, a + chunk)
+
+
+def scaled_atol(atol: float, rd, chunk: int = COMPARE_CHUNK) -> float:
     """atol x the output's magnitude (root mean square of the finite reference values; atol
     itself for an all-zero reference). Tiny outputs (softmax over a wide row) no longer accept
-    zeros (H20); large ones (sums, GEMMs on x3 inputs) no longer reject honest rounding."""
-    fin = rd[torch.isfinite(rd)]
-    if fin.numel() == 0:
+    zeros (H20); large ones (sums, GEMMs on x3 inputs) no longer reject honest rounding.
+    ``rd``: the reference output, any floating dtype and shape (read in float64 slices)."""
+    flat = rd.reshape(-1)
+    total, count = 0.0, 0
+    for a, b in flat_slices(flat.numel(), chunk):
+        x = flat[a:b].double()
+        fin = x[torch.isfinite(x)]
+        count += fin.numel()
+        total += float(fin.square().sum())
+    if count == 0:
         return atol
-    rms = float(fin.square().mean().sqrt())
+    rms = math.sqrt(total / count)
     return atol * rms if rms > 0 else atol
 
 
@@ -116,6 +136,8 @@ def _error_stats(od, rd, atol, rtol) -> dict:
 
 
 class ReferenceWorker:
+    compare_chunk = COMPARE_CHUNK  # elements per float64 slice of a comparison (tests set it small)
+
     def __init__(self, device: str, workdir: str):
         self.device = device
         self.workdir = workdir
@@ -341,43 +363,54 @@ class ReferenceWorker:
                            detail=f"output {k}: device {m['device']}, expected {r.device}")
                 return rec
             atol, rtol = (float(x) for x in table.get(want_dtype, table["float32"]))
-            rd = r.double()
-            atol = scaled_atol(atol, rd) if r.is_floating_point() else atol
+            chunk = self.compare_chunk
+            atol = scaled_atol(atol, r, chunk) if r.is_floating_point() else atol
             if k == 0:
                 rec.update(atol=atol, rtol=rtol)
             o = tensors.decode(m, blobs, self.device)
-            od = o.double()
-            stats = _error_stats(od, rd, atol, rtol)
-            ref_finite = ref_finite and bool(torch.isfinite(rd).all())
-            n = rd.numel()
-            if n:
+            rflat, oflat = r.reshape(-1), o.reshape(-1)
+            n = rflat.numel()
+            r64flat = None
+            if ref64_list is not None and r.is_floating_point() and n:
+                r64flat = ref64_list[k].reshape(-1)
+            e_c = e_r = s64 = None  # float64 cross-check maxima over the finite elements
+            bad_here = 0
+            for a, b in flat_slices(n, chunk):
+                rd, od = rflat[a:b].double(), oflat[a:b].double()
+                stats = _error_stats(od, rd, atol, rtol)
+                ref_finite = ref_finite and bool(torch.isfinite(rd).all())
                 max_abs = max(max_abs, stats["max_abs"])
                 mean_sum += stats["sum_abs"]
                 max_rel = max(max_rel, stats["max_rel"])
                 ratio_max = max(ratio_max, stats["ratio"])
-            if stats["bad"] and not first:
-                flat = stats["first"]
-                idx = []
-                for dim in reversed(r.shape):
-                    idx.append(flat % dim)
-                    flat //= dim
-                first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))
-            mismatches += stats["bad"]
-            nonfinite += stats["nonfinite"]
+                if stats["bad"] and not first and not bad_here:
+                    flat = a + stats["first"]
+                    idx = []
+                    for dim in reversed(r.shape):
+                        idx.append(flat % dim)
+                        flat //= dim
+                    first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))
+                bad_here += stats["bad"]
+                nonfinite += stats["nonfinite"]
+                if r64flat is not None:
+                    r64 = r64flat[a:b].double()
+                    fin = torch.isfinite(r64) & torch.isfinite(od) & torch.isfinite(rd)
+                    if bool(fin.any()):
+                        c_c = float((od - r64).abs()[fin].max())
+                        c_r = float((rd - r64).abs()[fin].max())
+                        c_s = float(r64.abs()[fin].max())
+                        e_c, e_r, s64 = (c_c, c_r, c_s) if e_c is None else (max(e_c, c_c), max(e_r, c_r), max(s64, c_s))
+                    del r64, fin
+                del rd, od
+            mismatches += bad_here
             numel += n
-            if ref64_list is not None and r.is_floating_point() and n:
-                r64 = ref64_list[k].double()
-                fin = torch.isfinite(r64) & torch.isfinite(od) & torch.isfinite(rd)
-                if bool(fin.any()):
-                    e_c = float((od - r64).abs()[fin].max())
-                    e_r = float((rd - r64).abs()[fin].max())
-                    s64 = float(r64.abs()[fin].max())
-                    eps = float(torch.finfo(r.dtype).eps)
-                    cand = (e_c, e_r, s64, eps)
-                    if fp64 is None or e_c / max(e_r, eps * s64, 1e-300) > fp64[0] / max(fp64[1], fp64[3] * fp64[2], 1e-300):
-                        fp64 = cand
+            if e_c is not None:
+                eps = float(torch.finfo(r.dtype).eps)
+                cand = (e_c, e_r, s64, eps)
+                if fp64 is None or e_c / max(e_r, eps * s64, 1e-300) > fp64[0] / max(fp64[1], fp64[3] * fp64[2], 1e-300):
+                    fp64 = cand
             if audit and k == 0 and len(ref_list) == 1 and r.is_floating_point() and n:
-                trivial = self._trivial_passing(rd, inputs, atol, rtol, task)
+                trivial = self._trivial_passing(r, inputs, atol, rtol, task, chunk)
         rec.update(numel=numel, max_abs_error=max_abs, mean_abs_error=mean_sum / max(numel, 1),
                    max_rel_error=max_rel, tolerance_ratio=ratio_max, mismatches=mismatches,
                    nonfinite_mismatches=nonfinite, first_mismatch_index=first,
@@ -390,26 +423,45 @@ class ReferenceWorker:
         return rec
 
     @staticmethod
-    def _trivial_passing(rd, inputs, atol, rtol, task=None) -> list:
+    def _trivial_passing(r, inputs, atol, rtol, task=None, chunk: int = COMPARE_CHUNK) -> list:
         """Trivial answers (zeros, one constant, the input, the input's mean) that would pass
-        this case's tolerance check (D12; H20, H22). "constant" is one value for every element
+        this case's tolerance check against the reference output ``r`` (D12; H20, H22), read in
+        float64 slices of ``chunk`` elements. "constant" is one value for every element
         of every case audited so far for ``task`` (a candidate cannot know a per-case value): it
         passes while the allowed intervals [r - tol, r + tol] of all those elements still
         overlap. (It used to be each case's own mean, which for a scalar output is the answer
         itself: the default suite's cross-entropy tasks were called weak for it.)"""
-        answers = {"zeros": torch.zeros_like(rd)}
+        rflat = r.reshape(-1)
+        n = rflat.numel()
         ins = [t for t in tensors.tensors_of(inputs) if t.is_floating_point()]
-        if ins:
-            x = ins[0].double()
-            if x.numel() == rd.numel():
-                answers["input"] = x.reshape(rd.shape)
-            answers["mean"] = torch.full_like(rd, float(x.mean()))
-        passing = [name for name, a in answers.items() if _error_stats(a, rd, atol, rtol)["bad"] == 0]
-        tol = atol + rtol * rd.abs()
-        lo, hi = float((rd - tol).max()), float((rd + tol).min())  # NaN in rd: no constant
+        xflat = ins[0].reshape(-1) if ins else None
+        mean = None
+        if xflat is not None:
+            total = 0.0
+            for a, b in flat_slices(xflat.numel(), chunk):
+                total += float(xflat[a:b].double().sum())
+            mean = total / xflat.numel() if xflat.numel() else float("nan")
+        names = ["zeros"] + (["input"] if xflat is not None and xflat.numel() == n else []) + \
+            (["mean"] if mean is not None else [])
+        bad = dict.fromkeys(names, 0)
+        lo, hi, finite = -math.inf, math.inf, True
+        for a, b in flat_slices(n, chunk):
+            rd = rflat[a:b].double()
+            answers = {"zeros": torch.zeros_like(rd)}
+            if "input" in bad:
+                answers["input"] = xflat[a:b].double()
+            if "mean" in bad:
+                answers["mean"] = torch.full_like(rd, mean)
+            for name, ans in answers.items():
+                if not bad[name]:
+                    bad[name] = _error_stats(ans, rd, atol, rtol)["bad"]
+            tol = atol + rtol * rd.abs()
+            lo, hi = max(lo, float((rd - tol).max())), min(hi, float((rd + tol).min()))  # NaN in rd: no constant
+            finite = finite and bool(torch.isfinite(rd).all())
+        passing = [name for name in names if bad[name] == 0]
         iv = task.setdefault("constant_interval", [-math.inf, math.inf]) if task is not None else [-math.inf, math.inf]
         iv[0], iv[1] = max(iv[0], lo), min(iv[1], hi)
-        if iv[0] <= iv[1] and bool(torch.isfinite(rd).all()):
+        if iv[0] <= iv[1] and finite:
             passing.insert(1, "constant")
         return passing
 
@@ -460,8 +512,26 @@ class ReferenceWorker:
         where the candidate cannot touch it: ``n`` input sets generated (seed + i) as the
         candidate worker generates them, synchronised the same way, and ``n`` commitments of an
         output of the reference's shape. The supervisor times this request and subtracts it from
-        the candidate's (docs/timing.md, "Wall-clock floor")."""
+        the candidate's (docs/timing.md, "Wall-clock floor").
+
+        With ``call`` ("eager" or "compile", GPU): the same request with that baseline's calls on
+        the inputs and their outputs kept and committed to, exactly as the candidate's timed
+        request does; the supervisor times it too, and the baseline's floor is this request minus
+        the calibration, by the same clock and rule as the candidate's (before, the baselines'
+        floor came from this process's own loop: an identical matmul at 256x256 got 1.28x)."""
         task = self.tasks[req["key"]]
+        kind = req.get("call")
+        if kind in ("eager", "compile"):
+            model = task["model"] if kind == "eager" else task["compiled"]
+            if model is None:
+                return {"ok": True, "unsupported": f"no {kind} baseline in this task"}
+            n, seed = int(req["n"]), int(req["seed"])
+            commits, keep = common.Commitments(), []
+            common.wall_calls(model, self._timed_inputs(task), seed, n, True, self.device,
+                              sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits)
+            commits.done()
+            del keep
+            return {"ok": True}
         like = None
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
@@ -538,7 +608,7 @@ class ReferenceWorker:
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
-            if rec["times_ms"] and self.device.startswith("cuda"):
+            if rec["times_ms"] and self.device.startswith("cuda") and req.get("wall", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
                 # GPU only: on the CPU the judge takes the baselines' synchronous timer as it is
@@ -565,6 +635,10 @@ def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
     ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
            "time", "drop_task")
+    # Cached device memory (zeroed) goes back after the requests after which the candidate runs,
+    # never inside the wall check's sequence (integrity.release_device_memory).
+    release_after = {"load_task", "make_case", "compare", "recheck", "time", "drop_task"}
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
-                                "traceback": traceback.format_exc()[-8000:]})
+                                "traceback": traceback.format_exc()[-8000:]},
+                   after=lambda op: op in release_after and integrity.release_device_memory(worker.device, scrub=True))

@@ -667,7 +667,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         QuietDevice quiet(quiet_mutex, all_but_reference);
         note_gpu_holders();
         r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
-                           {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
+                           {"seeds", seeds}, {"wall", false}},
                           {}, eo.timeouts.reference_s, m);
       }
       if (!r) return;
@@ -717,6 +717,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // The wall clock on the GPU; on the CPU the busy clock (below; the wall clock is kept too)
   // (runner::WallCheckSeries, docs/timing.md "Wall-clock floor").
   runner::WallCheckSeries wall, cpu;
+  // GPU: the baselines' requests with their calls, against the same calibrations (their floors
+  // by the candidate's clock and rule); index 0 eager, 1 torch.compile.
+  runner::WallCheckSeries baseline_wall[2];
+  const bool baseline_ok[2] = {eager && !eager->failure && !eager->times_ms.empty(),
+                               compiled && !compiled->failure && !compiled->times_ms.empty()};
   // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
   // CPU: 7 and 6 at once and no retry: more calls per request do not lift the calls above the
   // noise there (it grows with the request), more requests make the least of each closer to
@@ -742,6 +747,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   for (int attempt = 0; attempt < 2; ++attempt) {
     wall.clear();
     cpu.clear();
+    for (auto& b : baseline_wall) b.clear();
     for (int i = 0; i < requests; ++i) {
       const std::uint64_t wseed = fresh_seed();
       if (i % 2 == 0) {
@@ -771,6 +777,25 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         const double cal_ms = ms_since(t0);
         m.phase_ms["wall_check/calibration"] += cal_ms;
         wall.add_calibration(cal_ms);
+        // GPU: each baseline's request with its calls (the same inputs, kept and committed to as
+        // the candidate's are), timed by this clock right after the calibration: the baselines'
+        // floors by the candidate's rule. Before, they came from the reference's own loop, which
+        // charged host time the candidate's floor did not: an identical 256x256 matmul got 1.28x
+        // and a candidate whose timed calls did nothing 1.37x (H200, session 9).
+        for (int b = 0; gpu && b < 2; ++b) {
+          if (!baseline_ok[b]) continue;
+          const auto tb = clock::now();
+          std::optional<Message> br = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
+                                                     {"seed", wseed}, {"sync_each", false},
+                                                     {"call", b == 0 ? "eager" : "compile"}},
+                                                    {}, eo.timeouts.reference_s, m);
+          if (!br) return;
+          const double b_ms = ms_since(tb);
+          m.phase_ms["wall_check/baselines"] += b_ms;
+          if (br->header.contains("unsupported")) continue;
+          baseline_wall[b].add_calibration(cal_ms);
+          baseline_wall[b].add_timed(b_ms);
+        }
         if (!gpu) {
           const double ref_wait1 = runner::runqueue_wait_ms(reference_pid);
           cpu.add_calibration(ref_wait0 >= 0 && ref_wait1 >= 0 ? cal_ms - (ref_wait1 - ref_wait0) : -1.0);
@@ -915,6 +940,16 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   }
   timing.wall_check_calls = n_wall;
   timing.wall_check_ms = wall.calls_ms(gpu);
+  // The baselines' floors (GPU): their calls' time only where it stands out of the requests'
+  // noise; an inconclusive check gives no floor (its upper bound, the whole request, would
+  // inflate the baseline and so the candidate's speedup).
+  for (int b = 0; gpu && b < 2; ++b) {
+    auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
+    if (!baseline_ok[b] || !rec) continue;
+    const auto& series = baseline_wall[b];
+    rec->wall_check_calls = series.timeds.empty() ? 0 : n_wall;
+    rec->wall_check_ms = !series.timeds.empty() && series.conclusive(true) ? series.timed - series.calibration : 0.0;
+  }
   timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
   timing.wall_check_upper_ms = gpu ? 0.0 : wall.upper();
   // CPU: the busy clock when every reading worked: the wall clock without the time the worker

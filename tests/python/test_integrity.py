@@ -5,6 +5,7 @@ import threading
 import time
 import types
 
+import pytest
 import torch
 
 from kgym_worker import common, integrity, tensors
@@ -332,3 +333,44 @@ def test_aten_op_categories():
     rec = integrity.summarize_aten_ops(["aten::empty_like", "aten::relu", "aten::relu", "kgym::call0"])
     assert rec["aten_compute_calls"] == 2 and rec["aten_glue_calls"] == 1
     assert rec["aten_ops"][0] == {"name": "aten::relu", "category": "compute", "count": 2}
+
+
+def test_comparison_in_slices_matches_the_whole_tensor(tmp_path):
+    # The comparison reads outputs in float64 slices (COMPARE_CHUNK elements), so that its memory
+    # does not grow with the output (a full-size KernelBench ReLU ran the reference out of the
+    # H200's memory). Slices of 7 elements (none aligned with the 48-wide rows) must give the
+    # whole-tensor figures: mismatch counts, the first mismatch's index, NaN handling, errors,
+    # the float64 cross-check, the scaled atol and the trivial-answer audit.
+    ident = TASK.replace("return torch.relu(x)", "return x * 1.0")
+    ref, _ = _ref(tmp_path, ident)
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
+    bad = x.clone()
+    bad[5, 17] += 1.0
+    bad[20, 3] = float("nan")
+    truncated = (x.view(torch.int32) & ~((1 << 9) - 1)).view(torch.float32)
+    results = {1 << 25: [], 7: []}
+    for out in (x.clone(), bad, truncated, torch.zeros_like(x)):
+        for chunk in results:
+            ref.compare_chunk = chunk
+            results[chunk].append(_compare(ref, 0, out))
+    whole, sliced = results[1 << 25], results[7]
+    for a, b in zip(whole, sliced):
+        for key in ("mismatches", "nonfinite_mismatches", "first_mismatch_index", "numel", "max_abs_error",
+                    "reference_finite", "fp64_checked", "fp64_error", "fp64_reference_error", "fp64_scale",
+                    "trivial_passing"):
+            assert a.get(key) == b.get(key), key
+        for key in ("max_rel_error", "tolerance_ratio"):  # (divisions: vectorised in another order)
+            assert b[key] == pytest.approx(a[key], rel=1e-12), key
+        assert b["atol"] == pytest.approx(a["atol"], rel=1e-12)
+        assert b["mean_abs_error"] == pytest.approx(a["mean_abs_error"], rel=1e-9)
+    assert sliced[0]["mismatches"] == 0 and sliced[0]["trivial_passing"] == ["input"]
+    assert sliced[1]["mismatches"] == 2 and sliced[1]["first_mismatch_index"] == [5, 17]
+    assert sliced[1]["nonfinite_mismatches"] == 1
+    assert sliced[2]["mismatches"] == 0 and sliced[2]["fp64_error"] > 0
+    assert sliced[3]["mismatches"] > 0
+
+
+def test_cached_device_memory_is_kept_on_cpu():
+    from kgym_worker import integrity
+    assert integrity.release_device_memory("cpu") is False
+    assert integrity.release_device_memory("cpu", scrub=True) is False

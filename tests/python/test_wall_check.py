@@ -53,6 +53,10 @@ def test_honest_wall_outputs_match_commitment_and_task(tmp_path):
     res = _recheck(ref, ex, seed, n, [1, 4], rec["fingerprints"])["results"]
     assert all(r.get("structure_matches", True) and r["mismatches"] == 0 for r in res), res
     assert ref.wall_calibration({"key": "k", "n": n, "seed": seed, "sync_each": True, "commit": True}, [])["ok"]
+    # The baselines' requests with their calls (their floors by the candidate's rule, GPU): the
+    # eager one runs; a torch.compile baseline not made yet is named, not faked.
+    assert ref.wall_calibration({"key": "k", "n": n, "seed": seed, "call": "eager"}, []) == {"ok": True}
+    assert "unsupported" in ref.wall_calibration({"key": "k", "n": n, "seed": seed, "call": "compile"}, [])
 
 
 def test_output_differing_from_commitment_is_caught(tmp_path):

@@ -1,5 +1,8 @@
-# expect: passed|timing_invalid, speedup <= 1.5
+# expect: passed|timing_invalid|contract_violation, speedup <= 1.5
 # Red team (2026-12-01, second round, CPU): forked children spin only while the candidate is idle, slowing the reference's baselines (passed 2.68x). The candidate's process tree is now stopped while the reference times.
+# H200 (2026-12-01, session 9): contract_violation [process]: the hogs, forked after the worker's
+# CUDA context existed, map the device through files the worker has since replaced; the stronger
+# verdict is allowed.
 # Red team rt3 #2: honest matmul, no protocol forging. At construction it forks 3 CPU-hog
 # children that spin whenever a shared flag is 1. forward clears the flag on entry and sets it on
 # return, so the hog runs only while the candidate's process is idle: i.e. while the reference
