@@ -531,6 +531,10 @@ class ReferenceWorker:
                               sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits)
             commits.done()
             del keep
+            # The N kept outputs go back at once (full size: 5 x 6.4 GB), before the candidate's
+            # request keeps its own (integrity.release_device_memory; the H200 ran out during a
+            # full-size ReLU's wall check otherwise).
+            integrity.release_device_memory(self.device, scrub=True)
             return {"ok": True}
         like = None
         if req.get("commit", True) and task["cases"]:
