@@ -548,10 +548,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (cpu) workers.erase(c.pid());
     add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu));
   };
-  const pid_t reference_now = reference ? reference->pid() : -1;
   // While the candidate's calls are timed or traced: the other candidates' workers stopped, the
-  // candidate's own tree and the reference running.
-  auto bystanders = [&] { return runner::bystander_processes(zygote->pid(), {c.pid(), reference_now}); };
+  // candidate's own tree and the reference (as it is now: it may have been restarted) running.
+  auto bystanders = [&] {
+    return runner::bystander_processes(zygote->pid(), {c.pid(), reference ? reference->pid() : -1});
+  };
   // While the reference times: the candidate's tree stopped too (PausedTree's set).
   auto all_but_reference = [&] {
     return runner::pausable_processes(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
