@@ -191,9 +191,10 @@ def settle(freeze: bool = False) -> None:
 def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
     """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
     (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
-    or a handler exception is answered with ``on_error(exc)``; the loop goes on. ``after(op)``,
-    when given, runs once the reply is sent and the request's objects are dropped (the workers
-    return cached device memory there).
+    or a handler exception is answered with ``on_error(exc)``; the loop goes on. ``after(req)``
+    (the request's header), when given, runs once the reply is sent and the request's objects
+    are dropped, outside any clock the supervisor runs on the request (the workers return cached
+    device memory there).
 
     Python's cyclic garbage collector never runs inside a request: the supervisor times some
     requests with its own clock (the wall-clock floor and its calibration, docs/timing.md), and a
@@ -225,6 +226,6 @@ def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
             gc.collect()
         if after is not None:
             try:
-                after(op)
+                after(req)
             except Exception:  # noqa: BLE001 - housekeeping; the next request reports real trouble
                 pass

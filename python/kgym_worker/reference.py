@@ -383,7 +383,7 @@ class ReferenceWorker:
                 mean_sum += stats["sum_abs"]
                 max_rel = max(max_rel, stats["max_rel"])
                 ratio_max = max(ratio_max, stats["ratio"])
-                if stats["bad"] and not first and not bad_here:
+                if stats["bad"] and not first:
                     flat = a + stats["first"]
                     idx = []
                     for dim in reversed(r.shape):
@@ -530,12 +530,7 @@ class ReferenceWorker:
             common.wall_calls(model, self._timed_inputs(task), seed, n, True, self.device,
                               sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits)
             commits.done()
-            del keep
-            # The N kept outputs go back at once (full size: 5 x 6.4 GB), before the candidate's
-            # request keeps its own (integrity.release_device_memory; the H200 ran out during a
-            # full-size ReLU's wall check otherwise).
-            integrity.release_device_memory(self.device, scrub=True)
-            return {"ok": True}
+            return {"ok": True}  # (the N kept outputs' memory goes back after the reply: serve)
         like = None
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
@@ -612,7 +607,7 @@ class ReferenceWorker:
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
-            if rec["times_ms"] and self.device.startswith("cuda") and req.get("wall", True):
+            if rec["times_ms"] and self.device.startswith("cuda"):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
                 # GPU only: on the CPU the judge takes the baselines' synchronous timer as it is
@@ -639,10 +634,18 @@ def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
     ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
            "time", "drop_task")
-    # Cached device memory (zeroed) goes back after the requests after which the candidate runs,
-    # never inside the wall check's sequence (integrity.release_device_memory).
-    release_after = {"load_task", "make_case", "compare", "recheck", "time", "drop_task"}
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
                                 "traceback": traceback.format_exc()[-8000:]},
-                   after=lambda op: op in release_after and integrity.release_device_memory(worker.device, scrub=True))
+                   after=lambda req: releases_after(req) and integrity.release_device_memory(worker.device, scrub=True))
+
+
+def releases_after(req: dict) -> bool:
+    """Whether the reference returns its cached device memory (zeroed) after this request: after
+    those the candidate runs next, and after a baseline's wall request (its N kept outputs: 5 x
+    6.4 GB at full size, beside which the candidate's own request ran out of memory on the H200),
+    but not after a plain calibration (the next one would pay the allocations in its timed
+    request). Released after the reply, outside the supervisor's clock."""
+    op = req.get("op")
+    return op in ("load_task", "make_case", "compare", "recheck", "time", "drop_task") or \
+        (op == "wall_calibration" and bool(req.get("call")))

@@ -950,23 +950,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   }
   timing.wall_check_calls = n_wall;
   timing.wall_check_ms = wall.calls_ms(gpu);
-  // The baselines' floors (GPU): the lesser per call of two measures, each of which can err
-  // upwards, and an upward error inflates the candidate's speedup:
-  //  - the supervisor's (above), by the candidate's rule: only where the calls stand out of the
-  //    requests' noise (inconclusive, its upper bound would be the whole request); at full size
-  //    it also pays the allocation of the N kept outputs (a ReLU's eager floor read 7.9 ms per
-  //    call against its 3.1 ms events: 1.92x for an honest kernel, H200 session 9);
-  //  - the reference's own back-to-back loop (common.wall_per_call, no outputs kept), which
-  //    charged the module call's host time that the candidate's floor did not (an identical
-  //    256x256 matmul got 1.28x).
+  // The baselines' floors (GPU): the lesser per call of the supervisor's measure and the
+  // reference's own loop (runner::baseline_floor_per_call says why).
   for (int b = 0; gpu && b < 2; ++b) {
     auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
     if (!baseline_ok[b] || !rec) continue;
-    const auto& series = baseline_wall[b];
-    const double supervisor = !series.timeds.empty() && series.conclusive(true)
-                                  ? (series.timed - series.calibration) / n_wall : 0.0;
     const double own = rec->wall_check_calls > 0 ? rec->wall_check_ms / rec->wall_check_calls : 0.0;
-    const double per_call = supervisor > 0 && own > 0 ? std::min(supervisor, own) : 0.0;
+    const double per_call = runner::baseline_floor_per_call(baseline_wall[b], n_wall, own);
     rec->wall_check_calls = per_call > 0 ? n_wall : 0;
     rec->wall_check_ms = per_call * n_wall;
   }

@@ -92,4 +92,22 @@ struct WallCheckSeries {
   }
 };
 
+/// GPU: a baseline's (eager or torch.compile) wall-clock floor per call, in ms; 0 for none. The
+/// lesser of two measures, since an upward error in a baseline's floor raises the candidate's
+/// speedup and each measure errs upwards in one regime (H200, session 9):
+///  - `supervisor`: the reference's committed requests with the baseline's `n` calls each against
+///    the same calibrations, timed by the supervisor (the candidate's rule); used only where
+///    conclusive (its inconclusive upper bound would be the whole request). At full size it
+///    pays the allocation of the N kept outputs (a ReLU's eager floor read 7.9 ms against 3.1 ms
+///    of events);
+///  - `own_per_call_ms`: the reference's own back-to-back loop (common.wall_per_call; 0 when
+///    missing), which charges the module call's host time that the candidate's floor does not (an
+///    identical 256x256 matmul got 1.28x).
+/// Either missing: no floor (the baseline's net event time stands).
+inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, double own_per_call_ms) {
+  if (n <= 0 || supervisor.timeds.empty() || !supervisor.conclusive(true) || !(own_per_call_ms > 0)) return 0.0;
+  const double by_supervisor = (supervisor.timed - supervisor.calibration) / n;
+  return by_supervisor > 0 ? std::min(by_supervisor, own_per_call_ms) : 0.0;
+}
+
 }  // namespace kgym::runner

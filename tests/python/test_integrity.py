@@ -374,3 +374,45 @@ def test_cached_device_memory_is_kept_on_cpu():
     from kgym_worker import integrity
     assert integrity.release_device_memory("cpu") is False
     assert integrity.release_device_memory("cpu", scrub=True) is False
+
+
+def test_comparison_makes_no_float64_tensor_larger_than_a_slice(tmp_path):
+    # What the slices are for: the comparison's float64 tensors stay within COMPARE_CHUNK
+    # elements whatever the output's size (the whole-tensor comparison made 12.8 GB copies of a
+    # full-size ReLU output and ran the H200 out of memory). A dispatch mode records every new
+    # float64 tensor (views of existing ones aside) made while the reference compares; the float64 reference itself (the task
+    # run in float64, made once per case) is made before.
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Largest(TorchDispatchMode):
+        numel = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for t in (out if isinstance(out, (tuple, list)) else [out]):
+                if isinstance(t, torch.Tensor) and t.dtype == torch.float64 and not func.is_view:
+                    Largest.numel = max(Largest.numel, t.numel())
+            return out
+
+    ident = TASK.replace("return torch.relu(x)", "return x * 1.0")
+    ref, _ = _ref(tmp_path, ident)
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
+    ref64 = ref._reference64(ref.tasks["k"], ref.tasks["k"]["cases"][0]["inputs"])
+    assert ref64 is not None and ref64.numel() == x.numel()
+    ref._reference64 = lambda task, inputs: ref64
+    ref.compare_chunk = 100
+    bad = x.clone()
+    bad[7, 9] += 1.0
+    with Largest():
+        rec = _compare(ref, 0, bad)
+    assert rec["mismatches"] == 1 and rec["first_mismatch_index"] == [7, 9] and rec["fp64_checked"]
+    assert 0 < Largest.numel <= 100, Largest.numel  # 1536 elements compared, never more than a slice
+
+
+def test_reference_returns_cached_memory_after_the_right_requests():
+    from kgym_worker.reference import releases_after
+    for op in ("load_task", "make_case", "compare", "recheck", "time", "drop_task"):
+        assert releases_after({"op": op})
+    assert releases_after({"op": "wall_calibration", "call": "eager"})  # its N kept outputs
+    assert not releases_after({"op": "wall_calibration", "n": 5})  # inside the wall check's sequence
+    assert not releases_after({"op": "settle"})

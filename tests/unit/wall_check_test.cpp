@@ -115,3 +115,33 @@ TEST(WallCheck, UpperFigureIsTheLargestPairedDifferenceAndAtLeastTwiceTheResolut
   EXPECT_NEAR(noisy.resolution(), 5.0, 1e-9);
   EXPECT_NEAR(noisy.upper(), 10.0, 1e-9);
 }
+
+namespace {
+/// A GPU series: calibrations of `cal` ms and baseline requests of `cal + calls` ms.
+kgym::runner::WallCheckSeries gpu_series(double cal, double calls) {
+  kgym::runner::WallCheckSeries s;
+  s.clear();
+  for (int i = 0; i < 3; ++i) {
+    s.add_calibration(cal + 0.1 * i);
+    s.add_timed(cal + calls + 0.1 * i);
+  }
+  return s;
+}
+}  // namespace
+
+TEST(WallCheck, BaselineFloorIsTheLesserOfTheTwoMeasures) {
+  using kgym::runner::baseline_floor_per_call;
+  // Host-bound matmul (x0.1): the reference's own loop charged more than the supervisor's rule.
+  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.041), 0.03);
+  // Full size: the supervisor's request paid its kept outputs' allocation.
+  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 39.5), 5, 3.05), 3.05);
+}
+
+TEST(WallCheck, BaselineGetsNoFloorWhenAMeasureIsMissingOrInconclusive) {
+  using kgym::runner::baseline_floor_per_call;
+  EXPECT_EQ(baseline_floor_per_call(gpu_series(100, 0.5), 10, 0.05), 0.0);  // calls 0.5% of the request
+  EXPECT_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.0), 0.0);     // no own loop
+  kgym::runner::WallCheckSeries none;
+  none.clear();
+  EXPECT_EQ(baseline_floor_per_call(none, 100, 0.041), 0.0);  // no baseline request served
+}
