@@ -84,14 +84,33 @@ void run_eval(EvalArgs& a) {
     throw Error(ErrorKind::usage, "--suite DIR is required to match candidate files to tasks "
                                   "(e.g. --suite ../shared/data/kernelbench)");
   }
-  if (!a.tasks.empty() && suite) select_tasks(*suite, a.tasks);  // fails early on a pattern matching nothing
-  std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
-  if (builtin) {  // plus the generated default suite (a few tasks per family) with honest solutions
-    for (auto& e : taskgen::default_suite_evaluations())
-      if (a.tasks.empty() || std::any_of(a.tasks.begin(), a.tasks.end(),
-                                         [&](const std::string& p) { return task_matches(e.task, p); }))
-        evals.push_back(std::move(e));
+  // The built-in default also holds the generated default suite (a few tasks per family) with
+  // honest solutions: --tasks selects among both.
+  std::vector<Evaluation> generated;
+  if (builtin) generated = taskgen::default_suite_evaluations();
+  if (!a.tasks.empty() && suite) {  // fails early on a pattern matching nothing
+    if (!builtin) {
+      select_tasks(*suite, a.tasks);
+    } else {
+      for (const auto& p : a.tasks) {
+        const bool in_examples = std::any_of(suite->tasks.begin(), suite->tasks.end(),
+                                             [&](const Task& t) { return task_matches(t, p); });
+        const bool in_generated = std::any_of(generated.begin(), generated.end(),
+                                              [&](const Evaluation& e) { return task_matches(e.task, p); });
+        if (!in_examples && !in_generated)
+          throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task of the built-in default: "
+                                        "the examples in " + suite->root.string() +
+                                        " (ids look like L1/19_ReLU; also L1, L1/19, globs) or the generated "
+                                        "suite (ids like " + (generated.empty() ? std::string("gen/...") : generated.front().task.id) +
+                                        "; `kgym tasks list` lists them)");
+      }
+    }
   }
+  std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
+  for (auto& e : generated)
+    if (a.tasks.empty() || std::any_of(a.tasks.begin(), a.tasks.end(),
+                                       [&](const std::string& p) { return task_matches(e.task, p); }))
+      evals.push_back(std::move(e));
   if (evals.empty()) throw Error(ErrorKind::input, "no candidate matches the selected tasks");
   compute_reward(a.reward, Verdict{});  // validates the name before any work
   if (!a.profile.empty() && !policy::profile_from_string(a.profile))

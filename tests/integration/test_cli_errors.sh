@@ -44,4 +44,15 @@ head -n 1 "$T/r.jsonl" > "$T/r2.jsonl"; printf '{"torn' >> "$T/r2.jsonl"
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >/dev/null 2>&1
 n2=$(grep -c '"outcome"' "$T/r2.jsonl")
 if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
+# The built-in default (no --suite/--candidates) holds the examples and the generated default
+# suite: --tasks selects among both (a generated id was refused as matching nothing in the
+# examples: fresh-user run, session 9), and a pattern matching neither names both.
+expect 2 "matches no task of the built-in default" -- "$KGYM" eval --tasks L1/999_Nothing --out "$T/b.jsonl"
+GEN=$("$KGYM" tasks list 2>/dev/null | awk '$1 ~ /^gen\// {print $1; exit}')
+if "$KGYM" eval --tasks "$GEN" --no-timing -q --out "$T/gen.jsonl" >"$T/out" 2>"$T/err" &&
+   [ "$(wc -l < "$T/gen.jsonl")" -ge 1 ] && ! grep -qv "\"task_id\": *\"$GEN\"" "$T/gen.jsonl"; then
+  echo "ok: --tasks $GEN judges that generated task alone"
+else
+  echo "FAIL: --tasks $GEN in the built-in default:"; cat "$T/err"; head -c 300 "$T/gen.jsonl" 2>/dev/null; fail=1
+fi
 exit $fail
