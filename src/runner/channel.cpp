@@ -38,14 +38,14 @@ void Channel::watch(int pidfd) {
   watch_fd_ = pidfd;
 }
 
-void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
+void Channel::write_all(const void* data, std::size_t n, const DeadlineFn& deadline) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
     ssize_t k = ::send(fd_, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (k < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) {  // the peer is not reading: wait, bounded
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - std::chrono::steady_clock::now());
         if (left.count() <= 0) throw ChannelTimeout();
         pollfd pfd[2] = {{fd_, POLLOUT, 0}, {watch_fd_, POLLIN, 0}};
         ::poll(pfd, watch_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
@@ -59,10 +59,10 @@ void Channel::write_all(const void* data, std::size_t n, Deadline deadline) {
   }
 }
 
-void Channel::read_exact(void* data, std::size_t n, Deadline deadline, std::vector<int>* fds) {
+void Channel::read_exact(void* data, std::size_t n, const DeadlineFn& deadline, std::vector<int>* fds) {
   char* p = static_cast<char*>(data);
   while (n > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline() - std::chrono::steady_clock::now());
     if (left.count() <= 0) throw ChannelTimeout();
     pollfd pfd[2] = {{fd_, POLLIN, 0}, {watch_fd_, POLLIN, 0}};
     int r = ::poll(pfd, watch_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
@@ -163,6 +163,10 @@ void check_sealed(int fd, std::uint64_t size) {
 }  // namespace
 
 void Channel::send(const nlohmann::json& header, const std::vector<Blob>& blobs, Deadline deadline) {
+  send(header, blobs, DeadlineFn([deadline] { return deadline; }));
+}
+
+void Channel::send(const nlohmann::json& header, const std::vector<Blob>& blobs, const DeadlineFn& deadline) {
   if (fd_ < 0) throw ChannelClosed();
   const std::string text = header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   uint32_t head[2] = {static_cast<uint32_t>(text.size()), static_cast<uint32_t>(blobs.size())};
@@ -190,7 +194,9 @@ void Channel::send_fd(int fd) {
   send_with_fds(fd_, &byte, 1, {fd});
 }
 
-Message Channel::recv(Deadline deadline) {
+Message Channel::recv(Deadline deadline) { return recv(DeadlineFn([deadline] { return deadline; })); }
+
+Message Channel::recv(const DeadlineFn& deadline) {
   if (fd_ < 0) throw ChannelClosed();
   uint32_t head[2];
   FdList received;

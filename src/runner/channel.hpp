@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct ChannelTimeout : std::exception {
 };
 
 using Deadline = std::chrono::steady_clock::time_point;
+/// A deadline that may move while it is waited for (read again at least once a second): a
+/// worker's request deadline is extended by the time kgym kept the worker stopped (PausedTree).
+using DeadlineFn = std::function<Deadline()>;
 
 /// Owns a connected socket fd. Not thread-safe: one user at a time.
 class Channel {
@@ -67,10 +71,12 @@ class Channel {
   /// ChannelTimeout if it stops reading (a candidate must not block the supervisor).
   void send(const nlohmann::json& header, const std::vector<Blob>& blobs = {},
             Deadline deadline = Deadline::max());
+  void send(const nlohmann::json& header, const std::vector<Blob>& blobs, const DeadlineFn& deadline);
   /// Sends a file descriptor (SCM_RIGHTS) with one dummy byte.
   void send_fd(int fd);
   /// Receives one message before `deadline`; throws ChannelClosed or ChannelTimeout.
   Message recv(Deadline deadline);
+  Message recv(const DeadlineFn& deadline);
   /// Also ends a wait with ChannelClosed when `pidfd` (pidfd_open of the peer process; owned from
   /// now on) reports that the process exited and no data is waiting: a child the peer forked may
   /// hold the socket open after the peer died (seen: a candidate's daemon kept a dead worker's
@@ -79,9 +85,9 @@ class Channel {
   void close();
 
  private:
-  void write_all(const void* data, std::size_t n, Deadline deadline);
+  void write_all(const void* data, std::size_t n, const DeadlineFn& deadline);
   /// With `fds`, reads with recvmsg and appends the descriptors that came along (SCM_RIGHTS).
-  void read_exact(void* data, std::size_t n, Deadline deadline, std::vector<int>* fds = nullptr);
+  void read_exact(void* data, std::size_t n, const DeadlineFn& deadline, std::vector<int>* fds = nullptr);
   int fd_;
   int watch_fd_ = -1;
 };

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <cstdlib>
 #include <sstream>
 #include <system_error>
@@ -369,6 +370,43 @@ int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds) {
   return total;
 }
 
+namespace {
+/// The stop ledger: per pid, how many PausedTrees hold it stopped, since when, and the time of
+/// the stops that ended (ms).
+struct StopEntry {
+  int depth = 0;
+  std::chrono::steady_clock::time_point since{};
+  double total_ms = 0;
+};
+std::mutex stop_ledger_mutex;
+std::map<pid_t, StopEntry> stop_ledger;
+
+void ledger_stop(pid_t pid) {
+  std::lock_guard lock(stop_ledger_mutex);
+  StopEntry& e = stop_ledger[pid];
+  if (e.depth++ == 0) e.since = std::chrono::steady_clock::now();
+}
+
+void ledger_continue(pid_t pid) {
+  std::lock_guard lock(stop_ledger_mutex);
+  auto it = stop_ledger.find(pid);
+  if (it == stop_ledger.end() || it->second.depth <= 0) return;
+  if (--it->second.depth == 0)
+    it->second.total_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - it->second.since).count();
+}
+}  // namespace
+
+double stopped_ms(pid_t pid) {
+  std::lock_guard lock(stop_ledger_mutex);
+  auto it = stop_ledger.find(pid);
+  if (it == stop_ledger.end()) return 0;
+  double ms = it->second.total_ms;
+  if (it->second.depth > 0)
+    ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - it->second.since).count();
+  return ms;
+}
+
 PausedTree::PausedTree(pid_t root, pid_t zygote, pid_t keep)
     : PausedTree([&]() -> std::vector<pid_t> {
         if (root <= 1 || root == ::getpid()) return {};
@@ -381,6 +419,7 @@ PausedTree::PausedTree(const std::function<std::vector<pid_t>()>& scan) {
     for (pid_t p : scan())
       if (std::find(pids_.begin(), pids_.end(), p) == pids_.end() && ::kill(p, SIGSTOP) == 0) {
         pids_.push_back(p);
+        ledger_stop(p);
         found = true;
       }
     if (!found && pass >= 1) break;
@@ -390,7 +429,10 @@ PausedTree::PausedTree(const std::function<std::vector<pid_t>()>& scan) {
 PausedTree::~PausedTree() { release(); }
 
 void PausedTree::release() {
-  for (pid_t p : pids_) ::kill(p, SIGCONT);
+  for (pid_t p : pids_) {
+    ::kill(p, SIGCONT);
+    ledger_continue(p);
+  }
   pids_.clear();
 }
 

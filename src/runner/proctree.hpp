@@ -96,13 +96,20 @@ double process_cpu_ms(pid_t pid);
 /// (clone3 set_tid) lost one level per pass to a sweep of direct children only (red team rt7).
 int kill_below(pid_t top, const std::set<pid_t>& spare, double seconds = 10.0);
 
+/// Time (ms) kgym has kept `pid` stopped with a PausedTree, a stop in progress included; 0 for a
+/// pid never stopped. A worker's request deadline moves by what this grows during the request
+/// (Worker::request): other evaluations' timing stops a loading candidate, and its load time must
+/// not run out meanwhile (red team rt13: a candidate that stalled 130 s in its untimed warm-up,
+/// with the others stopped, made an honest candidate's load `timeout`).
+double stopped_ms(pid_t pid);
+
 /// Stops (SIGSTOP) the processes `pausable_processes` names for its lifetime and continues them
 /// after: the reference's baselines and the wall check's calibration are timed while nothing
 /// the candidate started can run, and a child process spinning only then slowed them (red team,
 /// 2026-12-01: 2 to 3x, also under strict). The scan repeats until a pass finds nothing new (at
 /// most 16 passes), so that a process forked during a pass, or a chain that keeps re-forking,
 /// is stopped too. A GPU kernel already queued by such a process keeps running: see
-/// foreign_gpu_holders.
+/// foreign_gpu_holders. Each stop is entered in the ledger `stopped_ms` reads.
 class PausedTree {
  public:
   PausedTree(pid_t root, pid_t zygote, pid_t keep);

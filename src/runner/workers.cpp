@@ -257,7 +257,14 @@ Worker::~Worker() {
 Message Worker::request(const nlohmann::json& header, const std::vector<Blob>& blobs,
                         double timeout_s) {
   try {
-    const Deadline deadline = after(timeout_s);
+    // The deadline moves by the time kgym keeps this worker stopped meanwhile (another
+    // evaluation's timing: QuietDevice), which is not this worker's time.
+    const Deadline base = after(timeout_s);
+    const double stopped0 = stopped_ms(pid_);
+    const DeadlineFn deadline = [&] {
+      const double extra_ms = stopped_ms(pid_) - stopped0;
+      return base + std::chrono::microseconds(static_cast<long long>(extra_ms * 1000));
+    };
     channel_.send(header, blobs, deadline);
     return channel_.recv(deadline);
   } catch (const ChannelClosed&) {

@@ -74,8 +74,9 @@ class Worker {
  public:
   Worker(Zygote& zygote, const SpawnSpec& spec);
   ~Worker();  ///< kills and reaps the process if still running
-  /// Sends a request and waits up to `timeout_s` for the reply. Throws ChannelClosed (the
-  /// process died: see exit_status()) or ChannelTimeout (the process was killed).
+  /// Sends a request and waits up to `timeout_s` for the reply, plus the time kgym kept this
+  /// worker stopped meanwhile (runner::stopped_ms). Throws ChannelClosed (the process died: see
+  /// exit_status()) or ChannelTimeout (the process was killed).
   Message request(const nlohmann::json& header, const std::vector<Blob>& blobs,
                   double timeout_s);
   /// Asks the worker to exit and reaps it; returns how it ended.

@@ -252,4 +252,24 @@ TEST(ProcTreeQuiet, StopsTheOtherWorkersTreesButNotTheKeptOnes) {
   EXPECT_GE(kgym::runner::kill_below(::getpid(), {}, 5.0), 7);
 }
 
+TEST(ProcTreeQuiet, TheStopLedgerCountsWhileAndAfterAProcessIsStopped) {
+  pid_t last = -1;
+  const pid_t top = chain(1, &last);
+  ASSERT_GT(top, 0);
+  const double before = kgym::runner::stopped_ms(top);
+  {
+    kgym::runner::PausedTree outer([&] { return std::vector<pid_t>{top}; });
+    kgym::runner::PausedTree inner([&] { return std::vector<pid_t>{top}; });  // nested: one stop
+    ::usleep(60000);
+    EXPECT_GE(kgym::runner::stopped_ms(top) - before, 50.0);  // a stop in progress counts
+  }
+  const double after = kgym::runner::stopped_ms(top);
+  EXPECT_GE(after - before, 50.0);
+  EXPECT_LT(after - before, 5000.0);
+  ::usleep(30000);
+  EXPECT_DOUBLE_EQ(kgym::runner::stopped_ms(top), after);  // continued: no longer counting
+  EXPECT_EQ(kgym::runner::stopped_ms(::getpid()), 0.0);    // never stopped
+  EXPECT_GE(kgym::runner::kill_below(::getpid(), {}, 5.0), 1);
+}
+
 }  // namespace
