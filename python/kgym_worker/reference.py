@@ -364,29 +364,38 @@ class ReferenceWorker:
                 return rec
             atol, rtol = (float(x) for x in table.get(want_dtype, table["float32"]))
             chunk = self.compare_chunk
+            o = tensors.decode(m, blobs, self.device)
+            shape, complex_out = list(r.shape), r.is_complex()
+            if complex_out:  # real and imaginary parts compared as floats (.double() dropped the latter)
+                r, o = torch.view_as_real(r.resolve_conj()), torch.view_as_real(o.resolve_conj())
+            # Integers and bools: equal or not (float64 rounds integers above 2^53 together).
+            exact = not r.is_floating_point()
             atol = scaled_atol(atol, r, chunk) if r.is_floating_point() else atol
             if k == 0:
                 rec.update(atol=atol, rtol=rtol)
-            o = tensors.decode(m, blobs, self.device)
             rflat, oflat = r.reshape(-1), o.reshape(-1)
             n = rflat.numel()
             r64flat = None
-            if ref64_list is not None and r.is_floating_point() and n:
+            if ref64_list is not None and r.is_floating_point() and not complex_out and n:
                 r64flat = ref64_list[k].reshape(-1)
             e_c = e_r = s64 = None  # float64 cross-check maxima over the finite elements
             bad_here = 0
             for a, b in flat_slices(n, chunk):
                 rd, od = rflat[a:b].double(), oflat[a:b].double()
                 stats = _error_stats(od, rd, atol, rtol)
+                if exact:
+                    differs = rflat[a:b] != oflat[a:b]
+                    stats["bad"] = int(differs.sum())
+                    stats["first"] = int(differs.nonzero()[0]) if stats["bad"] else -1
                 ref_finite = ref_finite and bool(torch.isfinite(rd).all())
                 max_abs = max(max_abs, stats["max_abs"])
                 mean_sum += stats["sum_abs"]
                 max_rel = max(max_rel, stats["max_rel"])
                 ratio_max = max(ratio_max, stats["ratio"])
                 if stats["bad"] and not first:
-                    flat = a + stats["first"]
+                    flat = (a + stats["first"]) // (2 if complex_out else 1)
                     idx = []
-                    for dim in reversed(r.shape):
+                    for dim in reversed(shape):
                         idx.append(flat % dim)
                         flat //= dim
                     first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))

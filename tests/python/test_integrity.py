@@ -416,3 +416,26 @@ def test_reference_returns_cached_memory_after_the_right_requests():
     assert releases_after({"op": "wall_calibration", "call": "eager"})  # its N kept outputs
     assert not releases_after({"op": "wall_calibration", "n": 5})  # inside the wall check's sequence
     assert not releases_after({"op": "settle"})
+
+
+def test_integer_and_complex_outputs_are_compared_exactly_and_in_full(tmp_path):
+    # Red team rt13 (session 9): the comparison converted outputs to float64, which rounds int64
+    # values above 2^53 together and drops a complex output's imaginary part: both wrong outputs
+    # below had 0 mismatches.
+    big = TASK.replace("return torch.relu(x)", "return torch.full(x.shape, 2 ** 53, dtype=torch.int64)")
+    ref, _ = _ref(tmp_path, big)
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
+    out = torch.full(x.shape, 2 ** 53, dtype=torch.int64)
+    assert _compare(ref, 0, out, audit=False)["mismatches"] == 0
+    out[3, 4] += 1
+    rec = _compare(ref, 0, out, audit=False)
+    assert rec["mismatches"] == 1 and rec["first_mismatch_index"] == [3, 4]
+    cplx = TASK.replace("return torch.relu(x)", "return torch.complex(x, 2 * x)")
+    ref, _ = _ref(tmp_path, cplx)
+    x = _make_case(ref, {"key": "k", "index": 0, "transform": "nominal"})[0]
+    good = torch.complex(x, 2 * x)
+    assert _compare(ref, 0, good, audit=False)["mismatches"] == 0
+    bad = good.clone()
+    bad[5, 6] += 5j
+    rec = _compare(ref, 0, bad, audit=False)
+    assert rec["mismatches"] == 1 and rec["first_mismatch_index"] == [5, 6]
