@@ -3,7 +3,8 @@
 It builds and runs the candidate on the inputs of each case (regenerated from the case's seed,
 which it is given only when the case starts, and checked against the reference's fingerprint;
 else the reference's bytes) and returns outputs and contract observations; it never sees
-reference outputs or the verdict. Requests (``op``): load, run_case, time, wall, trace, exit.
+reference outputs or the verdict. Requests (``op``): load, run_case, time, wall, wall_output, release,
+warm_profiler, trace, exit.
 """
 import ast
 import os
@@ -13,7 +14,7 @@ import time
 
 import torch
 
-from . import common, integrity, protocol, tensors
+from . import common, devicecopy, integrity, protocol, tensors
 from .reference import flat_slices as _flat_slices
 from .reference import scaled_atol as _scaled_atol
 
@@ -58,7 +59,7 @@ def _harness_fingerprints():
     import sys
     fp = integrity.Fingerprints().add_torch()
     from . import reference
-    for mod in (common, integrity, protocol, tensors, reference, sys.modules[__name__]):
+    for mod in (common, devicecopy, integrity, protocol, tensors, reference, sys.modules[__name__]):
         fp.add_module(mod)
     return fp
 
@@ -87,6 +88,9 @@ class CandidateExecutor:
         self.fingerprints = _harness_fingerprints()
         self.threads_at_start = {t.ident for t in threading.enumerate()}
         self.flags = integrity.precision_flags()
+        # Outputs sent device to device (devicecopy): the exported tensors stay alive here until
+        # the next request starts, by when the reference has copied them. None: the host path.
+        self.exports = [] if devicecopy.enabled(device) else None
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
 
@@ -325,8 +329,11 @@ class CandidateExecutor:
         rec["rerun_tolerance_ratio"] = min(ratio, 1e300)  # JSON has no Infinity
         rec["rerun_nonfinite_mismatches"] = nonfin
         del out1, outs1, first_copy
+        if self._output_spec is None:  # the first case's (nominal sizes, as the reference's stand-in)
+            self._output_spec = [(list(o.shape), o.dtype) for o in frozen]
         out_blobs = []
-        rec["output"] = tensors.encode(frozen[0] if len(frozen) == 1 and _type(out) is _Tensor else frozen, out_blobs)
+        rec["output"] = tensors.encode(frozen[0] if len(frozen) == 1 and _type(out) is _Tensor else frozen, out_blobs,
+                                       self.exports)
         return rec, out_blobs
 
     def _make_args(self, seed):
@@ -346,7 +353,7 @@ class CandidateExecutor:
         for index in sorted(kept):
             value = kept[index]
             if isinstance(value, list) and all(_type(o) is _Tensor for o in value):
-                meta = tensors.encode(value[0] if len(value) == 1 else value, out_blobs)
+                meta = tensors.encode(value[0] if len(value) == 1 else value, out_blobs, self.exports)
             else:
                 meta = {"kind": "invalid", "type": _type(value).__name__}
             kept_meta.append({"index": index, "output": meta})
@@ -358,6 +365,8 @@ class CandidateExecutor:
         after the last: the supervisor times the request with and without the calls and takes
         the difference, so the calls run on fresh inputs as the timed ones do (a reused input is
         cache-warm: red team, 2026-11-30)."""
+        if req.get("calibrate"):
+            return self._calibrate(req)
         commit = bool(req.get("commit", False)) and bool(req.get("call", True))
         outs = [] if commit else None
         fps = common.Commitments() if commit else None  # made as each output is kept
@@ -387,6 +396,25 @@ class CandidateExecutor:
             self._wall_outputs = outs
         return rec
 
+    def _calibrate(self, req):
+        """GPU: the committed wall request without the calls, in this process (``n`` input sets
+        of seeds ``seed`` + i, synchronised once, and ``n`` commitments of a stand-in output
+        shaped like this candidate's last case output). The supervisor times it as the
+        reference's calibration and takes the larger of the two floors it gives
+        (runner::WallCheckSeries::candidate_calls_ms): this process only ever raises its own
+        floor with it."""
+        like = None
+        if self._output_spec:
+            like = [torch.empty(shape, dtype=dtype, device=self.device) for shape, dtype in self._output_spec]
+            like = like[0] if len(like) == 1 else like
+        commits = common.Commitments() if like is not None else None
+        host_ms = common.wall_calls(None, self._make_args, int(req["seed"]), int(req["n"]), False, self.device,
+                                    sync_each=False, commit=commits, stand_in=like)
+        if commits is not None:
+            commits.done()
+        return {"ok": True, "host_ms": host_ms}
+
+    _output_spec = None  # [(shape, dtype)] of the last case's outputs (the calibration's stand-in)
     _arena = None
     _shared = common.SharedInputs()  # one executor per worker process
 
@@ -419,9 +447,16 @@ class CandidateExecutor:
                 metas.append({"kind": "invalid", "type": type(value).__name__})
             else:
                 ts = [t.detach().contiguous() for t in ts]
-                metas.append(tensors.encode(ts[0] if len(ts) == 1 and _type(value) is _Tensor else ts, out_blobs))
+                metas.append(tensors.encode(ts[0] if len(ts) == 1 and _type(value) is _Tensor else ts, out_blobs,
+                                            self.exports))
         del outs
         return {"ok": True, "outputs": metas}, out_blobs
+
+    def release(self, req, blobs):
+        """The outputs exported device to device (``self.exports``) were copied by the reference:
+        dropped now (the serve loop clears them when a request starts) and, after the reply, the
+        cached device memory goes back to the driver."""
+        return {"ok": True}
 
     def warm_profiler(self, req, blobs):
         """Starts the profiler's CUDA tracing (CUPTI) with one short session, so that the kernel
@@ -451,11 +486,22 @@ class CandidateExecutor:
 def serve(sock, device: str, workdir: str, log_path: str) -> None:
     ex = CandidateExecutor(device, workdir, log_path)
     handlers = {"load": ex.load, "run_case": ex.run_case, "time": ex.time, "wall": ex.wall,
-                "wall_output": ex.wall_output,
+                "wall_output": ex.wall_output, "release": ex.release,
                 "warm_profiler": ex.warm_profiler, "trace": ex.trace}
+
+    def after_exports_read(handler):
+        # The supervisor sends the next request only once the reference has answered about the
+        # last reply's outputs: the exported ones may go back to the allocator now.
+        def run(req, blobs):
+            if ex.exports:
+                ex.exports.clear()
+            return handler(req, blobs)
+        return run
+
+    handlers = {op: after_exports_read(h) for op, h in handlers.items()}
     # Cached device memory goes back after the requests that end a stretch of the candidate's
     # work (the reference runs next), never inside the wall check's sequence.
-    release_after = {"run_case", "time", "wall_output", "trace"}
+    release_after = {"run_case", "time", "wall_output", "release", "trace"}
     protocol.serve(sock, handlers,
                    lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"},
                    after=lambda req: req.get("op") in release_after and integrity.release_device_memory(ex.device))

@@ -12,7 +12,7 @@ import traceback
 
 import torch
 
-from . import common, integrity, protocol, tensors
+from . import common, devicecopy, integrity, protocol, tensors
 
 ROOFLINE_SEED = 0x5EED
 OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
@@ -364,7 +364,10 @@ class ReferenceWorker:
                 return rec
             atol, rtol = (float(x) for x in table.get(want_dtype, table["float32"]))
             chunk = self.compare_chunk
-            o = tensors.decode(m, blobs, self.device)
+            o = read_output(m, blobs, self.device)
+            if isinstance(o, str):
+                rec.update(structure_matches=False, detail=f"output {k}: {o}")
+                return rec
             shape, complex_out = list(r.shape), r.is_complex()
             if complex_out:  # real and imaginary parts compared as floats (.double() dropped the latter)
                 r, o = torch.view_as_real(r.resolve_conj()), torch.view_as_real(o.resolve_conj())
@@ -496,8 +499,11 @@ class ReferenceWorker:
             if "fingerprint" in item:
                 # A wall-check output: it must be the one the candidate's process committed to
                 # inside the timed request (else it was computed afterwards, untimed).
-                got = common.commitment(tensors.decode(item["output"], blobs, self.device))
-                if got != item["fingerprint"]:
+                got = read_output(item["output"], blobs, self.device)
+                if isinstance(got, str):
+                    out.append({"ok": True, "structure_matches": False, "detail": got})
+                    continue
+                if common.commitment(got) != item["fingerprint"]:
                     out.append({"ok": True, "structure_matches": False,
                                 "detail": "the output differs from the one the candidate's process committed "
                                           "to inside the timed wall-clock request"})
@@ -637,6 +643,21 @@ class ReferenceWorker:
         if self.device.startswith("cuda"):
             torch.cuda.empty_cache()
         return {"ok": True}
+
+
+def read_output(meta, blobs, device: str):
+    """The candidate's output ``meta`` (``tensors.encode``'s form, bytes in ``blobs`` or a
+    device-transfer descriptor) decoded on ``device``, or, when the candidate's process sent
+    something that cannot be read (a missing blob, a malformed or forged transfer descriptor, a
+    size that does not match the shape), a string saying why: that output then fails its case, as
+    a contract violation, and is never a failure of the task. Running out of memory here is the
+    reference's own failure and propagates."""
+    try:
+        return tensors.decode(meta, blobs, device)
+    except torch.OutOfMemoryError:
+        raise
+    except (devicecopy.TransferError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        return f"the candidate's process sent an output that cannot be read ({type(exc).__name__}: {exc})"
 
 
 def serve(sock, device: str, workdir: str) -> None:

@@ -1,14 +1,16 @@
 """Encoding of inputs and outputs as JSON metadata plus raw byte blobs (no pickle).
 
 A value is encoded as ``{"kind": "tensor", "dtype", "shape", "device", "blob": i}`` (bytes of the
-contiguous tensor in blob i), ``{"kind": "list"|"tuple", "items": [...]}``, or
-``{"kind": "scalar", "value": v}`` for int/float/bool/None/str.
+contiguous tensor in blob i) or, for a large CUDA tensor of the candidate's process,
+``{..., "ipc": descriptor}`` (no bytes: ``devicecopy``), ``{"kind": "list"|"tuple", "items": [...]}``,
+or ``{"kind": "scalar", "value": v}`` for int/float/bool/None/str.
 """
+import math
 import zlib
 
 import torch
 
-from . import protocol
+from . import devicecopy, protocol
 
 _DTYPES = {
     str(d).removeprefix("torch."): d
@@ -25,12 +27,26 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def encode(value, blobs: list):
-    """Encodes ``value``; appends tensor bytes to ``blobs``; returns the JSON metadata."""
+def encode(value, blobs: list, exports: list = None):
+    """Encodes ``value``; appends tensor bytes to ``blobs``; returns the JSON metadata. With
+    ``exports`` (the candidate worker only), a CUDA tensor of at least SHARED_MIN_BYTES is sent
+    as a device-transfer descriptor instead (``devicecopy.export``), and the exported tensor is
+    appended to ``exports``, which the caller keeps until the receiver has copied it; where the
+    export fails, the bytes go through host memory as before."""
     if type(value) is torch.Tensor:
         t = value.detach()
         meta = {"kind": "tensor", "dtype": dtype_name(t.dtype), "shape": list(t.shape),
-                "device": str(t.device), "blob": len(blobs)}
+                "device": str(t.device)}
+        if exports is not None and t.device.type == "cuda" and t.numel() * t.element_size() >= SHARED_MIN_BYTES:
+            try:
+                c = t.contiguous()
+                torch.cuda.synchronize(c.device)  # the bytes are final before another process reads them
+                meta["ipc"] = devicecopy.export(c)
+                exports.append(c)
+                return meta
+            except (devicecopy.TransferError, RuntimeError):
+                pass  # the host path below
+        meta["blob"] = len(blobs)
         c = None
         if t.device.type == "cuda" and t.numel() * t.element_size() >= PINNED_MIN_BYTES:
             # Through page-locked memory (torch's caching host allocator reuses the block): a
@@ -56,7 +72,7 @@ def encode(value, blobs: list):
         return meta
     if isinstance(value, (list, tuple)):
         return {"kind": "tuple" if isinstance(value, tuple) else "list",
-                "items": [encode(v, blobs) for v in value]}
+                "items": [encode(v, blobs, exports) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"kind": "scalar", "value": value}
     raise TypeError(f"cannot transfer a value of type {type(value).__name__}")
@@ -67,6 +83,12 @@ def decode(meta, blobs, device: str):
     kind = meta["kind"]
     if kind == "tensor":
         dtype = _DTYPES[meta["dtype"]]
+        if "ipc" in meta:  # bytes in the sender's device memory: copied device to device
+            shape = [int(s) for s in meta["shape"]]
+            if any(s < 0 for s in shape):
+                raise ValueError(f"negative size in shape {shape}")
+            nbytes = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
+            return devicecopy.fetch(meta["ipc"], nbytes, device).view(dtype).reshape(shape)
         raw = blobs[meta["blob"]]
         if isinstance(raw, protocol.SharedBlob):  # encoded in this process, never sent
             raw = raw.read()

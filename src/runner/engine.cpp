@@ -669,6 +669,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       }
       if (!recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
     }
+    // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
+    // candidate's process holds them until told that they were copied; they must not sit beside
+    // the baselines' timing (at full size, 6.4 GB each).
+    if (worker_device != "cpu" && !candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
+      break;
     for (const char* kind : {"eager", "compile"}) {
       if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
       const auto t0 = clock::now();
@@ -730,6 +735,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // GPU: the baselines' requests with their calls, against the same calibrations (their floors
   // by the candidate's clock and rule); index 0 eager, 1 torch.compile.
   runner::WallCheckSeries baseline_wall[2];
+  // GPU: the candidate's own calibrations (its committed request without the calls), which may
+  // only raise its floor (runner::candidate_calls_ms).
+  runner::WallCheckSeries own_calibration;
   const bool baseline_ok[2] = {eager && !eager->failure && !eager->times_ms.empty(),
                                compiled && !compiled->failure && !compiled->times_ms.empty()};
   // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
@@ -757,6 +765,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   for (int attempt = 0; attempt < 2; ++attempt) {
     wall.clear();
     cpu.clear();
+    own_calibration.clear();
     for (auto& b : baseline_wall) b.clear();
     for (int i = 0; i < requests; ++i) {
       const std::uint64_t wseed = fresh_seed();
@@ -861,6 +870,17 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (frozen) frozen->release();
       auto reply = candidate_request(timed_req, "during the wall-clock check");
       const double ms = ms_since(t1);
+      if (reply && gpu) {
+        // The same request without the calls in the candidate's own process, right after (the
+        // N kept outputs still alive, as the timed request had its reserved blocks).
+        const auto tc = clock::now();
+        auto own = candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", fresh_seed()}},
+                                     "during the wall-clock check");
+        if (!own) return;
+        const double own_ms = ms_since(tc);
+        m.phase_ms["wall_check/own_calibration"] += own_ms;
+        own_calibration.add_calibration(own_ms);
+      }
       quiet.reset();
       if (!reply) return;
       if (!gpu) {
@@ -949,7 +969,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }
   timing.wall_check_calls = n_wall;
-  timing.wall_check_ms = wall.calls_ms(gpu);
+  timing.wall_check_ms = gpu ? runner::candidate_calls_ms(wall, own_calibration) : wall.calls_ms(false);
   // The baselines' floors (GPU): the lesser per call of the supervisor's measure and the
   // reference's own loop (runner::baseline_floor_per_call says why).
   for (int b = 0; gpu && b < 2; ++b) {

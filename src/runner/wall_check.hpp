@@ -92,6 +92,21 @@ struct WallCheckSeries {
   }
 };
 
+/// GPU: the candidate's calls' time (ms, all N): `reference`'s figure (calls_ms: its timed
+/// requests against the reference worker's calibrations), raised to the timed requests minus the
+/// candidate process's own calibrations (the same request without the calls, served by the
+/// candidate's worker) where that is larger. A process faster than the reference's at the
+/// request's own work (generating inputs, committing) had its floor lowered by the difference:
+/// two candidates doing eager's very matmul got 2.3x at 256x256 (H200, session 10). The
+/// candidate's process can only raise its floor with its own figure: a slow calibration of its
+/// own leaves the reference's figure standing, an instant one lifts its floor to the whole
+/// request. `own` without calibrations changes nothing.
+inline double candidate_calls_ms(const WallCheckSeries& reference, const WallCheckSeries& own) {
+  const double by_reference = reference.calls_ms(true);
+  if (own.calibrations.empty() || reference.timeds.empty()) return by_reference;
+  return std::max(by_reference, reference.timed - own.calibration);
+}
+
 /// GPU: a baseline's (eager or torch.compile) wall-clock floor per call, in ms; 0 for none. The
 /// lesser of two measures, since an upward error in a baseline's floor raises the candidate's
 /// speedup and each measure errs upwards in one regime (H200, session 9):

@@ -59,6 +59,24 @@ def test_honest_wall_outputs_match_commitment_and_task(tmp_path):
     assert "unsupported" in ref.wall_calibration({"key": "k", "n": n, "seed": seed, "call": "compile"}, [])
 
 
+def test_the_candidates_own_calibration_keeps_the_committed_outputs(tmp_path):
+    """The candidate's own calibration (GPU; the supervisor's larger floor rule) runs between the
+    timed request and wall_output: it generates the inputs and commits to a stand-in of its first
+    case's output shape, and leaves the timed request's outputs for the recheck."""
+    from test_case_inputs import _case
+    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
+    _first_case(ref)
+    assert ex._output_spec is None
+    _case(ref, ex, 1)
+    assert ex._output_spec and ex._output_spec[0][1] == torch.float32
+    seed, n = 4321, 5
+    rec = ex.wall({"n": n, "seed": seed, "call": True, "sync_each": True, "commit": True}, [])
+    cal = ex.wall({"calibrate": True, "n": n, "seed": seed + 100}, [])
+    assert cal["ok"] and cal["host_ms"] == 0.0 and "fingerprints" not in cal
+    res = _recheck(ref, ex, seed, n, [0, 3], rec["fingerprints"])["results"]
+    assert all(r.get("structure_matches", True) and r["mismatches"] == 0 for r in res), res
+
+
 def test_output_differing_from_commitment_is_caught(tmp_path):
     ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
     _first_case(ref)

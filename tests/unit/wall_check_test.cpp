@@ -145,3 +145,32 @@ TEST(WallCheck, BaselineGetsNoFloorWhenAMeasureIsMissingOrInconclusive) {
   none.clear();
   EXPECT_EQ(baseline_floor_per_call(none, 100, 0.041), 0.0);  // no baseline request served
 }
+
+TEST(WallCheck, TheCandidatesOwnCalibrationOnlyRaisesItsFloor) {
+  using kgym::runner::candidate_calls_ms;
+  // H200, session 10 (rt2/rt8 at 256x256): the reference's calibrations 9.1 ms, the candidate's
+  // timed requests 10.4 ms, its own calibrations 6.5 ms: the floor is 3.9 ms, not 1.3 ms.
+  kgym::runner::WallCheckSeries reference, own;
+  reference.clear();
+  own.clear();
+  reference.add_calibration(9.1);
+  reference.add_timed(10.4);
+  reference.add_calibration(9.3);
+  reference.add_timed(10.6);
+  EXPECT_NEAR(candidate_calls_ms(reference, own), 1.3, 1e-9);  // no own calibration: as before
+  own.add_calibration(6.6);
+  own.add_calibration(6.5);
+  EXPECT_NEAR(candidate_calls_ms(reference, own), 3.9, 1e-9);
+  // A slow calibration of its own cannot lower the floor below the reference's figure.
+  kgym::runner::WallCheckSeries slow;
+  slow.clear();
+  slow.add_calibration(50.0);
+  EXPECT_NEAR(candidate_calls_ms(reference, slow), 1.3, 1e-9);
+  // Inconclusive by the reference's calibrations: the whole request, whatever its own says.
+  kgym::runner::WallCheckSeries flat;
+  flat.clear();
+  flat.add_calibration(10.0);
+  flat.add_timed(10.2);
+  EXPECT_NEAR(candidate_calls_ms(flat, slow), 10.2, 1e-9);
+  EXPECT_NEAR(candidate_calls_ms(flat, own), 10.2, 1e-9);
+}
