@@ -143,7 +143,7 @@ class CandidateExecutor:
             init_inputs = task.get_init_inputs()
             self.task = task
             self.task_source, self.scale = req["task_source"], float(req.get("scale", 1.0))
-            self.fingerprints.add_module(task, "task")
+            self.fingerprints.add_namespace(task, "task")
         except Exception as exc:  # noqa: BLE001 - the task itself failed here
             rec["failure"] = common.failure("task", exc)
             return rec

@@ -102,9 +102,37 @@ class Fingerprints:
                             self.add(f"{prefix}.{name}.{mname}", value, mname)
         return self
 
+    def add_namespace(self, module, prefix: str = "") -> "Fingerprints":
+        """``add_module``, plus every other global of ``module`` by identity (the ``torch`` it
+        imported, its constants, ``__builtins__``), the set of its global names, and the torch
+        functions its code names (``torch.tril``, ``F.normalize``: also by identity and bytecode).
+        For the task module, whose ``get_inputs`` the harness runs to make every input, timed
+        requests included: a candidate that rebound the task module's ``torch`` to a proxy did each
+        call's matmul while the harness generated the inputs (rt2_precompute_in_make_inputs, 4.9x
+        on the H200 in session 10, when a noisy wall-clock floor no longer caught it)."""
+        prefix = prefix or module.__name__
+        self.add_module(module, prefix)
+        for name in list(vars(module)):
+            if name != "__warningregistry__":  # the warnings machinery adds it
+                self.add(f"{prefix}.{name}", module, name)
+        self._namespaces = getattr(self, "_namespaces", [])
+        self._namespaces.append((prefix, module, _global_names(module)))
+        import torch.nn.functional as functional
+        for name in sorted(_code_names(module)):
+            for owner, label in ((torch, "torch"), (functional, "torch.nn.functional")):
+                if not name.startswith("_") and callable(getattr(owner, name, None)):
+                    self.add(f"{label}.{name}", owner, name)
+        return self
+
     def changed(self) -> list:
-        """Names whose object was replaced or whose code object was swapped."""
+        """Names whose object was replaced or whose code object was swapped, and namespaces
+        (``add_namespace``) with globals added or removed."""
         out = []
+        for prefix, module, names in getattr(self, "_namespaces", []):
+            now = _global_names(module)
+            if now != names:
+                diff = sorted(now ^ names)
+                out.append(f"{prefix} (globals added or removed: {', '.join(diff[:5])})")
         for name, (owner, attr, obj, code) in self._entries.items():
             try:
                 now = getattr(owner, attr)
@@ -116,6 +144,30 @@ class Fingerprints:
             elif code and _code_hash(now) != code:
                 out.append(name)
         return out
+
+
+def _global_names(module) -> frozenset:
+    return frozenset(n for n in vars(module) if not (n.startswith("__") and n.endswith("__")))
+
+
+def _code_names(module) -> set:
+    """The names (co_names) that the code of ``module``'s functions and classes refers to,
+    nested code objects included."""
+    names, stack = set(), []
+    for value in list(vars(module).values()):
+        if getattr(value, "__module__", None) != module.__name__:
+            continue
+        if isinstance(value, type):
+            stack.extend(getattr(v, "__code__", None) for v in vars(value).values())
+        else:
+            stack.append(getattr(value, "__code__", None))
+    while stack:
+        code = stack.pop()
+        if code is None:
+            continue
+        names.update(code.co_names)
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    return names
 
 
 # ---------------------------------------------------------------------------------------------

@@ -439,3 +439,30 @@ def test_integer_and_complex_outputs_are_compared_exactly_and_in_full(tmp_path):
     bad[5, 6] += 5j
     rec = _compare(ref, 0, bad, audit=False)
     assert rec["mismatches"] == 1 and rec["first_mismatch_index"] == [5, 6]
+
+
+def test_the_task_modules_globals_and_the_torch_functions_it_names_are_fingerprinted():
+    """rt2_precompute_in_make_inputs (4.9x on the H200, session 10): the candidate rebound the
+    task module's `torch` to a proxy whose randn did the call's work while the harness made the
+    inputs. Every global of the task module is now held by identity, and the torch functions its
+    code names too."""
+    src = TASK.replace("return [torch.randn(batch, dim)]", "return [torch.tril(torch.randn(batch, dim))]")
+    assert src != TASK
+    mod = common.load_module_from_memory(src, "kgym_task_ns")
+    fp = integrity.Fingerprints().add_namespace(mod, "task")
+    assert fp.changed() == []
+    real = mod.torch
+    mod.torch = types.ModuleType("torch")
+    assert "task.torch" in fp.changed()
+    mod.torch = real
+    assert fp.changed() == []
+    mod.helper = lambda: None  # a new global (shadowing a builtin would look like this)
+    assert any("globals added or removed: helper" in c for c in fp.changed())
+    del mod.helper
+    original = torch.tril
+    try:
+        torch.tril = lambda *a, **k: original(*a, **k)
+        assert "torch.tril" in fp.changed()
+    finally:
+        torch.tril = original
+    assert fp.changed() == []

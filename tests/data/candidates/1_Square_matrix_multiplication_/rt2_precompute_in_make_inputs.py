@@ -1,4 +1,6 @@
-# expect: passed|timing_invalid, speedup <= 1.5
+# expect: contract_violation|passed|timing_invalid, speedup <= 1.5
+# H200, session 10: with the floor's noise it passed at 4.9x; the task module's globals are now
+# fingerprinted (integrity.Fingerprints.add_namespace): the proxy is [tamper], contract_violation.
 # Red team (2026-12-01, helper on CPU): a torch proxy in the task module computes the matmul during the harness's input generation (passed 9.7x). The floor's calibration (input generation) now runs on the reference, where the proxy is not.
 # Red team: the work is done while the HARNESS generates the inputs (outside the timed window):
 # the task module of the candidate's own process gets a `torch` proxy whose randn, once it made
