@@ -450,6 +450,10 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           part.lap("compare");
           if (!cmp) return false;
           apply_comparison(cmp->header, cr);
+          // GPU: the output went to the reference device to device (devicecopy.py) and is copied
+          // now; the candidate's process drops it and returns cached memory before the reference
+          // makes the next case (at full size, 6.4 GB per output).
+          if (worker_device != "cpu" && !run_case({{"op", "release"}}, {})) return false;
         }
         m.cases.push_back(std::move(cr));
         return true;
@@ -833,6 +837,18 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
       std::optional<QuietDevice> quiet;
       quiet.emplace(quiet_mutex, bystanders);
+      if (gpu) {
+        // The timed request without the calls in the candidate's own process, first (no kept
+        // outputs alive then: at full size the N outputs and the stand-in did not fit beside the
+        // reference's memory on the H200).
+        const auto tc = clock::now();
+        auto own = candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", fresh_seed()}},
+                                     "during the wall-clock check");
+        if (!own) return;
+        const double own_ms = ms_since(tc);
+        m.phase_ms["wall_check/own_calibration"] += own_ms;
+        own_calibration.add_calibration(own_ms);
+      }
       if (!candidate_request(untimed, "during the wall-clock check")) return;
       m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
       nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
@@ -870,17 +886,6 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       if (frozen) frozen->release();
       auto reply = candidate_request(timed_req, "during the wall-clock check");
       const double ms = ms_since(t1);
-      if (reply && gpu) {
-        // The same request without the calls in the candidate's own process, right after (the
-        // N kept outputs still alive, as the timed request had its reserved blocks).
-        const auto tc = clock::now();
-        auto own = candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", fresh_seed()}},
-                                     "during the wall-clock check");
-        if (!own) return;
-        const double own_ms = ms_since(tc);
-        m.phase_ms["wall_check/own_calibration"] += own_ms;
-        own_calibration.add_calibration(own_ms);
-      }
       quiet.reset();
       if (!reply) return;
       if (!gpu) {
@@ -950,6 +955,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                          {"fingerprint", fps[static_cast<std::size_t>(k)]}, {"output", outs[j]}});
       }
       if (!items.empty() && !recheck(timing.rechecks, items, fetched->blobs, "wall", 0, "wall_check/rechecks")) return;
+      // GPU: the fetched outputs were copied by the reference (devicecopy.py): dropped before its
+      // calibration and baselines run.
+      if (gpu && !candidate_request({{"op", "release"}}, "while releasing its rechecked outputs")) return;
     }
     // Inconclusive on the GPU (the calls' share below 5% of the request): once more with 10x
     // the calls.

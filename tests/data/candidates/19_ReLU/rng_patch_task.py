@@ -1,4 +1,4 @@
-# expect: incorrect
+# expect: incorrect|contract_violation
 import sys
 import types
 
@@ -9,7 +9,9 @@ import torch.nn as nn
 # identity checks see nothing): get_inputs there now yields zeros. The case inputs it regenerates
 # from the seed then miss the reference's fingerprint and the reference's bytes are sent instead,
 # so the cases pass; its timed inputs are zeros too, and the timed outputs, rechecked against the
-# reference on the inputs of each call's seed, are wrong: incorrect, never passed.
+# reference on the inputs of each call's seed, are wrong: incorrect, never passed. Since session 10
+# the task module's globals are fingerprinted too (integrity.Fingerprints.add_namespace): the
+# rebound `torch` is [tamper] at load, contract_violation.
 class _Torch(types.ModuleType):
     def __getattr__(self, name):
         return getattr(torch, name)
