@@ -483,8 +483,26 @@ class ReferenceWorker:
         ref = self._reference_output(task, index)
         inputs = task["cases"][index]["inputs"]
         ref64 = self._reference64(task, inputs)
-        return self._compare(ref, ref64, inputs, req["output"], blobs, req["tolerances"],
-                             audit=bool(req.get("audit", False)), task=task)
+        try:
+            return self._compare(ref, ref64, inputs, req["output"], blobs, req["tolerances"],
+                                 audit=bool(req.get("audit", False)), task=task)
+        finally:
+            del ref, ref64, inputs
+            if req.get("done"):  # the supervisor compares each case once
+                self._forget_case(task, index)
+
+    @staticmethod
+    def _forget_case(task, index: int) -> None:
+        """A compared case is done (``compare`` with ``done``): its inputs and reference output go (the first case keeps its
+        output, the wall check's stand-in). Kept for the task's life, they were 6 cases x 15 GB
+        at KernelBench's full RMSNorm size, beside which the candidate's wall-check request ran
+        out of memory on the H200 (session 10)."""
+        case = task["cases"].get(index)
+        if case is None:
+            return
+        case["inputs"] = None
+        if index != min(task["cases"]):
+            case["reference"] = None
 
     def recheck(self, req, blobs):
         """D3: timed outputs against the reference on the same fresh inputs, regenerated from

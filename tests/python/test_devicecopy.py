@@ -145,3 +145,22 @@ def test_outputs_travel_device_to_device_between_processes(tmp_path):
         p.stdin.close()
         p.wait(timeout=60)
     assert p.returncode == 0
+
+
+def test_a_done_case_frees_its_inputs_and_all_but_the_first_reference_output(tmp_path):
+    """Full-size RMSNorm on the H200 (session 10): the reference kept every case's inputs and
+    output (6 x 15 GB) and the candidate's wall-check request ran out of memory beside them."""
+    ref = ReferenceWorker("cpu", str(tmp_path))
+    assert ref.load_task({"key": "k", "source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
+    for i in range(3):
+        ref.make_case({"key": "k", "index": i, "transform": "nominal"}, [])
+        x = ref.tasks["k"]["cases"][i]["inputs"][0]
+        blobs = []
+        meta = tensors.encode(torch.relu(x), blobs)
+        rec = ref.compare({"key": "k", "index": i, "tolerances": TOL, "output": meta, "done": True}, blobs)
+        assert rec["mismatches"] == 0
+    cases = ref.tasks["k"]["cases"]
+    assert all(c["inputs"] is None for c in cases.values())
+    assert cases[0]["reference"] is not None and cases[1]["reference"] is None and cases[2]["reference"] is None
+    # The wall check's calibration still has its stand-in output.
+    assert ref.wall_calibration({"key": "k", "n": 3, "seed": 5, "sync_each": True, "commit": True}, [])["ok"]
