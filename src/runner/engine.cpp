@@ -833,7 +833,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
                                 {"seed", fresh_seed()}, {"sync_each", true}, {"reserve_bytes", out_bytes},
                                 {"reserve_n", n_wall}};
       if (!shared_map.is_null()) untimed["map"] = shared_map;
-      const auto untimed_began = clock::now();
+      auto untimed_began = clock::now();
       // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
       std::optional<QuietDevice> quiet;
       quiet.emplace(quiet_mutex, bystanders);
@@ -848,6 +848,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         const double own_ms = ms_since(tc);
         m.phase_ms["wall_check/own_calibration"] += own_ms;
         own_calibration.add_calibration(own_ms);
+        untimed_began = clock::now();
       }
       if (!candidate_request(untimed, "during the wall-clock check")) return;
       m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
