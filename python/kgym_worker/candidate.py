@@ -57,7 +57,7 @@ _sleep = time.sleep
 def _harness_fingerprints():
     """D13: the harness's own functions and the torch/time functions it relies on."""
     import sys
-    fp = integrity.Fingerprints().add_torch()
+    fp = integrity.Fingerprints().add_torch().add_dispatcher()
     from . import reference
     for mod in (common, devicecopy, integrity, protocol, tensors, reference, sys.modules[__name__]):
         fp.add_module(mod)
@@ -94,13 +94,13 @@ class CandidateExecutor:
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
 
-    def _tampered(self) -> list:
+    def _tampered(self, full: bool = False) -> list:
         """Harness functions replaced, precision flags changed since start (flags restored), and
         torch modes left on the worker thread's stacks: a TorchFunctionMode or
         TorchDispatchMode that the candidate's import or call entered and never exited sees
         every later torch call of the harness too (it filled a lazy output the first time the
         harness touched it: red team rt2, 27.5x; torch.set_default_device is such a mode too)."""
-        bad = self.fingerprints.changed()
+        bad = self.fingerprints.changed(full=full)
         bad += [h + " installed: it runs inside the harness; remove it" for h in _hooks()]
         modes = (_function_modes(), _dispatch_modes())
         if modes != (0, 0):
@@ -164,7 +164,7 @@ class CandidateExecutor:
             rec["failure"] = common.failure("init", exc, self._log_tail())
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
-        rec["tampered"] = self._tampered()
+        rec["tampered"] = self._tampered(full=True)
         # H02 from import time: a Python thread the import or ModelNew() left running can do a
         # call's work after the call returned, and the per-call census sees it before and after.
         # Garbage is collected first (and what is left frozen, see protocol.serve): a finalizer on
@@ -260,7 +260,7 @@ class CandidateExecutor:
         except BaseException as exc:  # noqa: BLE001
             rec["failure"] = common.failure("case", exc)
             return rec
-        rec["tampered"] = self._tampered()
+        rec["tampered"] = self._tampered(full=True)
         if leak1 or leak2:
             rec["threads_leaked"] = True
             rec["thread_detail"] = leak1 or leak2
@@ -349,6 +349,8 @@ class CandidateExecutor:
         except BaseException as exc:  # noqa: BLE001
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
+        # Every aten operator's kernels once per request (the watched ones were checked per call).
+        rec["tampered"] = sorted(set(rec.get("tampered", [])) | set(self._tampered(full=True)))
         out_blobs, kept_meta = [], []
         for index in sorted(kept):
             value = kept[index]

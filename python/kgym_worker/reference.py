@@ -337,6 +337,10 @@ class ReferenceWorker:
             ref64_list = [ref64] if isinstance(ref64, torch.Tensor) else tensors.tensors_of(ref64)
             if len(ref64_list) != len(ref_list):
                 ref64_list = None
+        why = tensors.meta_problem(metas, blobs)
+        if why:
+            rec.update(structure_matches=False, detail=f"the candidate's process sent an output that cannot be read: {why}")
+            return rec
         metas = [metas] if metas["kind"] == "tensor" else metas.get("items", [])
         if len(metas) != len(ref_list) or any(m["kind"] != "tensor" for m in metas):
             rec.update(structure_matches=False,
@@ -510,9 +514,14 @@ class ReferenceWorker:
         task = self.tasks[req["key"]]
         out = []
         for item in req["items"]:
+            why = tensors.meta_problem(item["output"], blobs)
+            if why:
+                out.append({"ok": True, "structure_matches": False,
+                            "detail": f"the candidate's process sent an output that cannot be read: {why}"})
+                continue
             if item["output"].get("kind") not in ("tensor", "list", "tuple"):
                 out.append({"ok": True, "output_plain_tensor": False,
-                            "output_type": item["output"].get("type", "?")})
+                            "output_type": str(item["output"].get("type", "?"))[:200]})
                 continue
             if "fingerprint" in item:
                 # A wall-check output: it must be the one the candidate's process committed to
@@ -670,11 +679,15 @@ def read_output(meta, blobs, device: str):
     size that does not match the shape), a string saying why: that output then fails its case, as
     a contract violation, and is never a failure of the task. Running out of memory here is the
     reference's own failure and propagates."""
+    why = tensors.meta_problem(meta, blobs)
+    if why:
+        return f"the candidate's process sent an output that cannot be read ({why})"
     try:
         return tensors.decode(meta, blobs, device)
     except torch.OutOfMemoryError:
         raise
-    except (devicecopy.TransferError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+    except (devicecopy.TransferError, KeyError, IndexError, TypeError, ValueError, AttributeError,
+            RuntimeError) as exc:
         return f"the candidate's process sent an output that cannot be read ({type(exc).__name__}: {exc})"
 
 

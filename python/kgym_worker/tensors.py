@@ -78,6 +78,55 @@ def encode(value, blobs: list, exports: list = None):
     raise TypeError(f"cannot transfer a value of type {type(value).__name__}")
 
 
+def meta_problem(meta, blobs, depth: int = 0):
+    """Why ``meta`` (an output description from another process, with its ``blobs``) cannot be
+    decoded, or None when it can: the kinds, dtypes, shapes, devices, blob indices and blob sizes
+    ``encode`` writes, nothing else (a transfer descriptor is checked by ``devicecopy.fetch``).
+    The reference calls it before it reads a candidate's output: a candidate's process can write
+    its own replies (red team rt14: a forged description raised inside the reference, a task
+    error)."""
+    if not isinstance(meta, dict):
+        return f"an output description is a {type(meta).__name__}, not an object"
+    kind = meta.get("kind")
+    if kind in ("list", "tuple"):
+        items = meta.get("items")
+        if not isinstance(items, list):
+            return "a list output without its items"
+        if depth > 8:
+            return "outputs nested too deeply"
+        for item in items:
+            why = meta_problem(item, blobs, depth + 1)
+            if why:
+                return why
+        return None
+    if kind in ("scalar", "invalid"):  # (invalid: a timed output that was no tensor, said so by the harness)
+        return None
+    if kind != "tensor":
+        return f"unknown output kind {str(kind)[:40]!r}"
+    if meta.get("dtype") not in _DTYPES:
+        return f"unknown dtype {str(meta.get('dtype'))[:40]!r}"
+    shape = meta.get("shape")
+    if not isinstance(shape, list) or len(shape) > 16 or any(type(x) is not int or x < 0 for x in shape):
+        return "the shape is not a list of non-negative integers"
+    device = meta.get("device")
+    try:
+        if not isinstance(device, str) or torch.device(device).type not in ("cpu", "cuda"):
+            raise ValueError
+    except (RuntimeError, ValueError):
+        return f"unknown device {str(device)[:40]!r}"
+    if "ipc" in meta:
+        return None
+    index = meta.get("blob")
+    if type(index) is not int or not 0 <= index < len(blobs):
+        return "the output's bytes were not sent"
+    need = math.prod(shape) * torch.empty((), dtype=_DTYPES[meta["dtype"]]).element_size()
+    raw = blobs[index]
+    have = raw.nbytes if isinstance(raw, protocol.SharedBlob) else memoryview(raw).nbytes
+    if have != need:
+        return f"{have} bytes sent for an output of {need}"
+    return None
+
+
 def decode(meta, blobs, device: str):
     """Rebuilds a value encoded by ``encode``, tensors in new storage on ``device``."""
     kind = meta["kind"]

@@ -52,6 +52,22 @@ class QuietDevice {
   std::unique_lock<std::shared_mutex> lock_;
   PausedTree paused_;  // (declared after the lock: continued before the lock is released)
 };
+
+/// A field of a reply from the candidate's process, which can write its own replies (red team
+/// rt14: a "harness_error" of 5 or a kept output's "index" of "x" threw out of the engine and
+/// ended the whole run): `fallback` when the reply is no object, or the field is missing or of
+/// another type.
+template <class T>
+T reply_field(const nlohmann::json& reply, const char* key, T fallback) {
+  if (!reply.is_object()) return fallback;
+  const auto it = reply.find(key);
+  if (it == reply.end()) return fallback;
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return fallback;
+  }
+}
 }  // namespace
 using runner::SpawnSpec;
 using runner::Worker;
@@ -327,6 +343,10 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       r.header.get_to(m.load);
       if (r.header.contains("failure") && r.header["failure"].value("stage", "") == "task")
         m.task_failure = "the task failed inside the candidate process: " + r.header["failure"].value("message", "");
+    } catch (const nlohmann::json::exception& e) {  // a forged load reply (red team rt14)
+      m.load = {};
+      m.task_failure.reset();
+      died(c, std::string("sent a malformed load reply: ") + e.what());
     } catch (const ChannelClosed&) {
       m.crash = process_failure(c.kill(), "while loading");
     } catch (const ChannelTimeout&) {
@@ -340,174 +360,191 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   nlohmann::json scaled;
   JudgeOptions jo = eo.judge;
   jo.policy_profile = eo.policy_profile;
-  if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) {
-    std::unique_lock device(device_mutex);
-    const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
-    PhaseClock phase(m);
-    auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
-                                 {"scale", eo.scale}, {"init_seed", m.init_seed}},
-                                {}, eo.timeouts.reference_s, m);
-    phase.lap("load_task");
-    if (auto& r = loaded) {
-      scaled = r->header.value("scaled", nlohmann::json::object());
-      if (r->header.contains("roofline")) {
-        RooflineRecord roof;
-        r->header["roofline"].get_to(roof);
-        m.roofline = roof;
-      }
-      // One correctness case: returns false when the evaluation cannot go on (crash, timeout,
-      // reference failure); a skipped other-shape case returns true without a record.
-      // The 20 ms output-stability wait (D8) runs in one secret case of the regular ones: the output
-      // compared is always the snapshot taken as the call returned, so a late write is never
-      // rewarded, and every case still compares that snapshot with the output after a device-wide
-      // sync; the wait only widens that window where the candidate cannot know it (H200: the
-      // waits were 100 of about 600 ms of a verdict's device time).
-      const int stability_case = static_cast<int>(random_seed() % static_cast<std::uint64_t>(std::max(1, eo.n_cases)));
-      auto run_one_case = [&](int i, const std::string& transform, bool other_shape, bool audit) -> bool {
-        CaseRecord cr;
-        cr.index = i;
-        cr.transform = transform;
-        nlohmann::json mk = {{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", transform}};
-        if (other_shape) mk["shape"] = "other";
-        // Where a case's time goes (diagnostic; "cases/..." and "other_shape/..." are parts of those
-        // phases, which hold the totals): the reference making the inputs, the candidate's run (its
-        // first call, with any JIT build, apart), the reference's comparison.
-        PhaseClock part(m, other_shape ? "other_shape/" : "cases/");
-        auto made = ask_reference(mk, {}, eo.timeouts.reference_s, m);
-        part.lap("make");
-        if (!made) return false;
-        if (made->header.contains("skipped")) {
-          m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
-          return true;
+  // A reply of the wrong shape from the candidate's process anywhere in the evaluation (it can
+  // write its own replies; the fields read through reply_field are safe already) is its breach
+  // of the protocol: before, the JSON exception ended the whole run (red team rt14, exit 3).
+  std::string held_key;  // the reference's task, dropped when the evaluation is cut short
+  try {
+    if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) {
+      std::unique_lock device(device_mutex);
+      const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
+      held_key = key;
+      PhaseClock phase(m);
+      auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
+                                   {"scale", eo.scale}, {"init_seed", m.init_seed}},
+                                  {}, eo.timeouts.reference_s, m);
+      phase.lap("load_task");
+      if (auto& r = loaded) {
+        scaled = r->header.value("scaled", nlohmann::json::object());
+        if (r->header.contains("roofline")) {
+          RooflineRecord roof;
+          r->header["roofline"].get_to(roof);
+          m.roofline = roof;
         }
-        if (other_shape) {
-          m.audit.other_shape = "ran: " + made->header.value("sizes", nlohmann::json::object()).dump();
-          cr.shape_variant = "other";
-        }
-        cr.seed = made->header.value("seed", std::uint64_t{0});
-        // The candidate worker regenerates the inputs from the case seed and checks them against
-        // the reference's fingerprint; when they differ (get_inputs not reproducible from torch's
-        // seed) it answers need_inputs and gets the reference's inputs as bytes instead.
-        Message out;
-        bool regenerated = true;
-        auto run_case = [&](const nlohmann::json& req, const std::vector<Blob>& blobs) -> bool {
-          try {
-            out = c.request(req, blobs, eo.timeouts.case_s);
+        // One correctness case: returns false when the evaluation cannot go on (crash, timeout,
+        // reference failure); a skipped other-shape case returns true without a record.
+        // The 20 ms output-stability wait (D8) runs in one secret case of the regular ones: the output
+        // compared is always the snapshot taken as the call returned, so a late write is never
+        // rewarded, and every case still compares that snapshot with the output after a device-wide
+        // sync; the wait only widens that window where the candidate cannot know it (H200: the
+        // waits were 100 of about 600 ms of a verdict's device time).
+        const int stability_case = static_cast<int>(random_seed() % static_cast<std::uint64_t>(std::max(1, eo.n_cases)));
+        auto run_one_case = [&](int i, const std::string& transform, bool other_shape, bool audit) -> bool {
+          CaseRecord cr;
+          cr.index = i;
+          cr.transform = transform;
+          nlohmann::json mk = {{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", transform}};
+          if (other_shape) mk["shape"] = "other";
+          // Where a case's time goes (diagnostic; "cases/..." and "other_shape/..." are parts of those
+          // phases, which hold the totals): the reference making the inputs, the candidate's run (its
+          // first call, with any JIT build, apart), the reference's comparison.
+          PhaseClock part(m, other_shape ? "other_shape/" : "cases/");
+          auto made = ask_reference(mk, {}, eo.timeouts.reference_s, m);
+          part.lap("make");
+          if (!made) return false;
+          if (made->header.contains("skipped")) {
+            m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
             return true;
-          } catch (const ChannelClosed&) {
-            m.crash = process_failure(c.kill(), "during case " + std::to_string(i));
-          } catch (const ChannelTimeout&) {
-            m.timed_out_stage = "case";
-          } catch (const Error& e) {
-            died(c, std::string("broke the protocol: ") + e.what());
           }
-          return false;
-        };
-        const bool wait = !other_shape && i == stability_case;
-        if (!run_case({{"op", "run_case"}, {"index", i}, {"regenerate", made->header["regenerate"]},
-                       {"tolerances", tolerances}, {"stability_wait", wait}},
-                      {}))
-          return false;
-        part.lap(i == 0 ? "run_first" : "run");
-        if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
-          auto sent = ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
-                                    eo.timeouts.reference_s, m);
-          if (!sent) return false;
-          regenerated = false;
-          if (!run_case({{"op", "run_case"}, {"index", i}, {"inputs", sent->header["inputs"]},
-                         {"tolerances", tolerances}, {"stability_wait", wait}},
-                        sent->blobs))
+          if (other_shape) {
+            m.audit.other_shape = "ran: " + made->header.value("sizes", nlohmann::json::object()).dump();
+            cr.shape_variant = "other";
+          }
+          cr.seed = made->header.value("seed", std::uint64_t{0});
+          // The candidate worker regenerates the inputs from the case seed and checks them against
+          // the reference's fingerprint; when they differ (get_inputs not reproducible from torch's
+          // seed) it answers need_inputs and gets the reference's inputs as bytes instead.
+          Message out;
+          bool regenerated = true;
+          auto run_case = [&](const nlohmann::json& req, const std::vector<Blob>& blobs) -> bool {
+            try {
+              out = c.request(req, blobs, eo.timeouts.case_s);
+              return true;
+            } catch (const ChannelClosed&) {
+              m.crash = process_failure(c.kill(), "during case " + std::to_string(i));
+            } catch (const ChannelTimeout&) {
+              m.timed_out_stage = "case";
+            } catch (const Error& e) {
+              died(c, std::string("broke the protocol: ") + e.what());
+            }
             return false;
-          part.lap("inputs_fallback");
-        }
-        if (out.header.contains("harness_error")) {
-          died(c, "kgym's candidate harness failed: " + out.header.value("harness_error", std::string()));
-          return false;
-        }
-        try {
-          from_json(out.header, cr);  // candidate-side fields (contract observations, failure)
-        } catch (const nlohmann::json::exception& e) {
-          died(c, std::string("sent a malformed reply: ") + e.what());
-          return false;
-        }
-        cr.index = i;
-        cr.transform = transform;
-        cr.shape_variant = other_shape ? "other" : "";
-        cr.trivial_passing.clear();
-        cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
-        cr.reference_finite = true;  // only the reference worker may say otherwise
-        cr.compared = false;         // ... and only apply_comparison sets this
-        cr.inputs_regenerated = regenerated;  // what the supervisor sent, not what the candidate says
-        if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
-          // Nothing to compare (a forged or truncated reply): never a pass by default.
-          cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};
-        }
-        if (!cr.failure && cr.output_plain_tensor && out.header.contains("output")) {
-          auto cmp = ask_reference({{"op", "compare"}, {"key", key}, {"index", i},
-                                    {"output", out.header["output"]},
-                                    {"tolerances", tolerances}, {"audit", audit}, {"done", true}},
-                                   out.blobs, eo.timeouts.reference_s, m);
-          part.lap("compare");
-          if (!cmp) return false;
-          apply_comparison(cmp->header, cr);
-          // GPU: the output went to the reference device to device (devicecopy.py) and is copied
-          // now; the candidate's process drops it and returns cached memory before the reference
-          // makes the next case (at full size, 6.4 GB per output).
-          if (worker_device != "cpu" && !run_case({{"op", "release"}}, {})) return false;
-        }
-        m.cases.push_back(std::move(cr));
-        return true;
-      };
-      bool going = true;
-      for (int i = 0; i < eo.n_cases && going; ++i)
-        going = run_one_case(i, eo.transforms.empty() ? "nominal" : eo.transforms[i % eo.transforms.size()],
-                             false, true);
-      // Trivial-answer audit (D12): answers that pass every regular case mean the cases are weak;
-      // strengthen them with other value distributions and record it.
-      if (going && !m.cases.empty()) {
-        std::vector<std::string> passing = m.cases.front().trivial_passing;
-        for (const auto& cr : m.cases) {
-          std::vector<std::string> keep;
-          for (const auto& t : passing)
-            if (std::find(cr.trivial_passing.begin(), cr.trivial_passing.end(), t) != cr.trivial_passing.end())
-              keep.push_back(t);
-          passing = keep;
-        }
-        m.audit.trivial_passing = passing;
-        if (!passing.empty()) {
-          const std::size_t first_extra = m.cases.size();
-          for (const char* tr : {"scale100", "cube"}) {
-            m.audit.strengthened_with.push_back(tr);
-            if (!(going = run_one_case(static_cast<int>(m.cases.size()), tr, false, true))) break;
+          };
+          const bool wait = !other_shape && i == stability_case;
+          if (!run_case({{"op", "run_case"}, {"index", i}, {"regenerate", made->header["regenerate"]},
+                         {"tolerances", tolerances}, {"stability_wait", wait}},
+                        {}))
+            return false;
+          part.lap(i == 0 ? "run_first" : "run");
+          if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
+            auto sent = ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
+                                      eo.timeouts.reference_s, m);
+            if (!sent) return false;
+            regenerated = false;
+            if (!run_case({{"op", "run_case"}, {"index", i}, {"inputs", sent->header["inputs"]},
+                           {"tolerances", tolerances}, {"stability_wait", wait}},
+                          sent->blobs))
+              return false;
+            part.lap("inputs_fallback");
           }
-          std::vector<std::string> still = passing;
-          for (std::size_t k = first_extra; k < m.cases.size(); ++k) {
+          if (out.header.contains("harness_error")) {
+            died(c, "kgym's candidate harness failed: " +
+                        reply_field(out.header, "harness_error", out.header["harness_error"].dump()));
+            return false;
+          }
+          try {
+            from_json(out.header, cr);  // candidate-side fields (contract observations, failure)
+          } catch (const nlohmann::json::exception& e) {
+            died(c, std::string("sent a malformed reply: ") + e.what());
+            return false;
+          }
+          cr.index = i;
+          cr.transform = transform;
+          cr.shape_variant = other_shape ? "other" : "";
+          cr.trivial_passing.clear();
+          cr.fp64_checked = false;  // reference-side fields are never taken from the candidate
+          cr.reference_finite = true;  // only the reference worker may say otherwise
+          cr.compared = false;         // ... and only apply_comparison sets this
+          cr.inputs_regenerated = regenerated;  // what the supervisor sent, not what the candidate says
+          if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
+            // Nothing to compare (a forged or truncated reply): never a pass by default.
+            cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};
+          }
+          if (!cr.failure && cr.output_plain_tensor && out.header.contains("output")) {
+            auto cmp = ask_reference({{"op", "compare"}, {"key", key}, {"index", i},
+                                      {"output", out.header["output"]},
+                                      {"tolerances", tolerances}, {"audit", audit}, {"done", true}},
+                                     out.blobs, eo.timeouts.reference_s, m);
+            part.lap("compare");
+            if (!cmp) return false;
+            apply_comparison(cmp->header, cr);
+            // GPU: the output went to the reference device to device (devicecopy.py) and is copied
+            // now; the candidate's process drops it and returns cached memory before the reference
+            // makes the next case (at full size, 6.4 GB per output).
+            if (worker_device != "cpu" && !run_case({{"op", "release"}}, {})) return false;
+          }
+          m.cases.push_back(std::move(cr));
+          return true;
+        };
+        bool going = true;
+        for (int i = 0; i < eo.n_cases && going; ++i)
+          going = run_one_case(i, eo.transforms.empty() ? "nominal" : eo.transforms[i % eo.transforms.size()],
+                               false, true);
+        // Trivial-answer audit (D12): answers that pass every regular case mean the cases are weak;
+        // strengthen them with other value distributions and record it.
+        if (going && !m.cases.empty()) {
+          std::vector<std::string> passing = m.cases.front().trivial_passing;
+          for (const auto& cr : m.cases) {
             std::vector<std::string> keep;
-            for (const auto& t : still)
-              if (std::find(m.cases[k].trivial_passing.begin(), m.cases[k].trivial_passing.end(), t) !=
-                  m.cases[k].trivial_passing.end())
+            for (const auto& t : passing)
+              if (std::find(cr.trivial_passing.begin(), cr.trivial_passing.end(), t) != cr.trivial_passing.end())
                 keep.push_back(t);
-            still = keep;
+            passing = keep;
           }
-          if (m.cases.size() > first_extra) m.audit.still_passing = still;
+          m.audit.trivial_passing = passing;
+          if (!passing.empty()) {
+            const std::size_t first_extra = m.cases.size();
+            for (const char* tr : {"scale100", "cube"}) {
+              m.audit.strengthened_with.push_back(tr);
+              if (!(going = run_one_case(static_cast<int>(m.cases.size()), tr, false, true))) break;
+            }
+            std::vector<std::string> still = passing;
+            for (std::size_t k = first_extra; k < m.cases.size(); ++k) {
+              std::vector<std::string> keep;
+              for (const auto& t : still)
+                if (std::find(m.cases[k].trivial_passing.begin(), m.cases[k].trivial_passing.end(), t) !=
+                    m.cases[k].trivial_passing.end())
+                  keep.push_back(t);
+              still = keep;
+            }
+            if (m.cases.size() > first_extra) m.audit.still_passing = still;
+          }
         }
-      }
-      phase.lap("cases");
-      // Other sizes (D12, H23): one case with the task's size constants changed, where it allows.
-      if (going && eo.other_shape) {
-        going = run_one_case(static_cast<int>(m.cases.size()), "nominal", true, false);
-        phase.lap("other_shape");
-      }
+        phase.lap("cases");
+        // Other sizes (D12, H23): one case with the task's size constants changed, where it allows.
+        if (going && eo.other_shape) {
+          going = run_one_case(static_cast<int>(m.cases.size()), "nominal", true, false);
+          phase.lap("other_shape");
+        }
 
-      const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
-                           judge(m, jo).correct;
-      if (time_it) time_phase(c, key, eo, m, tolerances, device, cpu_group ? &*cpu_group : nullptr);
-      if (reference && reference->alive()) {
-        try {
-          reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
-        } catch (const std::exception&) {
-          reference.reset();
+        const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
+                             judge(m, jo).correct;
+        if (time_it) time_phase(c, key, eo, m, tolerances, device, cpu_group ? &*cpu_group : nullptr);
+        if (reference && reference->alive()) {
+          try {
+            reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
+          } catch (const std::exception&) {
+            reference.reset();
+          }
         }
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    died(c, std::string("sent a reply kgym could not read (a field of the wrong type): ") + e.what());
+    if (!held_key.empty() && reference && reference->alive()) {
+      try {
+        reference->request({{"op", "drop_task"}, {"key", held_key}}, {}, 60);
+      } catch (const std::exception&) {
+        reference.reset();
       }
     }
   }
@@ -569,7 +606,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // broken contract: full-size ReLU's wall request, H200 session 9).
       if (reply.header.contains("harness_error")) {
         m.crash = process_failure(c.kill(), std::string(what) + ": kgym's candidate harness failed: " +
-                                                reply.header.value("harness_error", std::string()));
+                                                reply_field(reply.header, "harness_error",
+                                                            reply.header["harness_error"].dump()));
         return std::nullopt;
       }
       return reply;
@@ -657,7 +695,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     if (round_calls > 0) wanted.insert(round_calls - 1);
     if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array()) {
       for (const auto& k : *kept)
-        if (k.is_object()) wanted.erase(k.value("index", -1));
+        wanted.erase(reply_field(k, "index", -1));
     }
     for (int missing : wanted)
       unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(per.warmup + missing)],
@@ -666,7 +704,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       nlohmann::json items = nlohmann::json::array();
       for (const auto& k : *kept) {
         if (!k.is_object()) continue;
-        const int index = k.value("index", -1);
+        const int index = reply_field(k, "index", -1);
         if (index < 0 || index >= per.max_calls) continue;
         items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(per.warmup + index)]},
                          {"output", k.value("output", nlohmann::json::object())}});
@@ -924,7 +962,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         cpu_wall_ms += ms;
       }
       m.phase_ms["wall_check/timed"] += ms;
-      if (ms < wall.timed) host_ms = reply->header.value("host_ms", 0.0);
+      if (ms < wall.timed) host_ms = reply_field(reply->header, "host_ms", 0.0);
       wall.add_timed(ms);
       // The commitment, then two secret calls' outputs checked against it and the task.
       const auto fps = reply->header.value("fingerprints", nlohmann::json());

@@ -164,3 +164,38 @@ def test_a_done_case_frees_its_inputs_and_all_but_the_first_reference_output(tmp
     assert cases[0]["reference"] is not None and cases[1]["reference"] is None and cases[2]["reference"] is None
     # The wall check's calibration still has its stand-in output.
     assert ref.wall_calibration({"key": "k", "n": 3, "seed": 5, "sync_each": True, "commit": True}, [])["ok"]
+
+
+def test_forged_output_descriptions_fail_the_case_in_compare_and_recheck(tmp_path):
+    """Red team rt14: a candidate's process wrote its own run_case / time replies; these
+    descriptions raised inside the reference (task_error, the candidate not blamed)."""
+    base = {"kind": "tensor", "dtype": "float32", "shape": [32, 48], "device": "cpu", "blob": 0}
+    good = bytearray(32 * 48 * 4)
+    forged = [
+        (dict(base, device="bogus"), [good]),
+        (base, [bytearray(3)]),  # a short blob
+        (5, [good]),  # not an object
+        ({"kind": "tensor", "shape": [32, 48], "device": "cpu", "blob": 0}, [good]),  # no dtype
+        ({"kind": "list", "items": [7]}, [good]),
+        ({"kind": "list", "items": 7}, [good]),
+        (dict(base, shape=[32, -48]), [good]),
+        (dict(base, shape="32x48"), [good]),
+        (dict(base, dtype="float128"), [good]),
+        (dict(base, blob="0"), [good]),
+        ({"kind": "weird"}, [good]),
+    ]
+    for meta, blobs in forged:
+        rec = _compare_meta(tmp_path, meta, blobs)
+        assert rec["ok"] and rec.get("structure_matches") is False, (meta, rec)
+        assert "cannot be read" in rec["detail"], rec
+    ref = ReferenceWorker("cpu", str(tmp_path))
+    assert ref.load_task({"key": "k", "source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
+    # (the short blob needs its own blob list: left out here, where every item shares [good])
+    items = [{"index": k, "seed": 11 + k, "output": meta} for k, (meta, b) in enumerate(forged) if b[0] is good]
+    res = ref.recheck({"key": "k", "items": items, "tolerances": TOL}, [good])["results"]
+    assert len(res) == len(forged) - 1
+    assert all(r["ok"] and r.get("structure_matches") is False for r in res), res
+    # An honest description still passes the same gate.
+    x = torch.ones(32, 48)
+    assert tensors.meta_problem(tensors.encode(x, blobs := []), blobs) is None
+    assert tensors.meta_problem({"kind": "invalid", "type": "int"}, []) is None

@@ -466,3 +466,27 @@ def test_the_task_modules_globals_and_the_torch_functions_it_names_are_fingerpri
     finally:
         torch.tril = original
     assert fp.changed() == []
+
+
+def test_kernels_registered_for_aten_operators_are_tampering():
+    """Red team rt14: a kernel for aten::randn registered through torch.library did each call's
+    matmul while the harness made the inputs, below every Python identity check. A watched
+    operator (input generation) is caught by every check, any other aten operator by the full one
+    (after the load, each case and each timing request)."""
+    fp = integrity.Fingerprints().add_dispatcher()
+    assert fp.changed() == [] and fp.changed(full=True) == []
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        lib.impl("randn", lambda *a, **k: torch.zeros(a[0]), "CPU")
+        assert any("aten::randn" in c for c in fp.changed())
+    finally:
+        lib._destroy()
+    assert fp.changed(full=True) == []
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        lib.impl("tanh", lambda x: x, "CPU")
+        assert fp.changed() == []  # not watched per call
+        assert any("aten::tanh" in c for c in fp.changed(full=True))
+    finally:
+        lib._destroy()
+    assert fp.changed(full=True) == []
