@@ -262,12 +262,21 @@ void run_eval(EvalArgs& a) {
 void add_eval_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<EvalArgs>();
   auto* cmd = app.add_subcommand("eval", "Judge candidates on tasks; write one JSON verdict per line");
+  cmd->footer("Without --suite and --candidates: the built-in default run (the generated default suite with its "
+              "honest solutions, and examples/suite x examples/candidates).\n");
   cmd->add_option("--suite", a->suite, "Directory of KernelBench problems (level<N>/<name>.py)");
   cmd->add_option("--candidates", a->candidates,
                   "Directory of <task stem>.py candidates, a .jsonl file (kgym or CUDA-L1 rows), or a "
                   "run directory made by `kgym generate`");
   cmd->add_option("--tasks", a->tasks, "Task ids, globs or levels (L1, L1/19, L1/19_ReLU, '*ReLU*')")->delimiter(',');
-  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str();
+  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str()->check(CLI::Validator(
+      [](std::string& v) {
+        const bool ok = v == "cpu" || v == "cuda" ||
+                        (v.starts_with("cuda:") && v.size() > 5 &&
+                         v.find_first_not_of("0123456789", 5) == std::string::npos);
+        return ok ? std::string() : "bad --device '" + v + "': use cpu, cuda or cuda:N";
+      },
+      "DEVICE"));
   cmd->add_option("--out", a->out, "Verdicts JSONL file (default kgym-verdicts.jsonl)");
   cmd->add_option("--run-dir", a->run_dir,
                   "Write a run directory: verdicts.jsonl, results.sqlite and manifest.json (a run "
@@ -280,8 +289,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Validator(
           [](std::string& v) { return std::stod(v) > 0 ? std::string() : std::string("--scale must be > 0"); },
           "POSITIVE"));
-  cmd->add_option("--profile", a->profile,
-                  "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md)");
+  cmd->add_option("--profile,--policy-profile", a->profile,
+                  "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md); "
+                  "off for the built-in default run");
   cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();
   cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);

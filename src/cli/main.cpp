@@ -22,6 +22,19 @@ int main(int argc, char** argv) {
   add_serve_command(app, exit_code);
   add_report_command(app, exit_code);
   add_generate_command(app, exit_code);
+  // A misspelt command ("evl") would otherwise read "A subcommand is required".
+  const CLI::App& commands = app;
+  const auto subs = commands.get_subcommands([](const CLI::App*) { return true; });
+  std::string names;
+  bool known = false;
+  for (const auto* sub : subs) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+    known = known || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !known) {
+    std::fprintf(stderr, "kgym: error: unknown command '%s': use one of %s (kgym --help)\n", argv[1], names.c_str());
+    return kExitInput;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

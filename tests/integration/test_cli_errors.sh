@@ -26,6 +26,10 @@ expect 2 "unknown task 'L1/77_Unknown'" -- "$KGYM" eval --suite "$S" --candidate
 expect 2 "unknown reward" -- "$KGYM" eval --suite "$S" --candidates "$C" --reward nope --out "$T/a.jsonl"
 expect 2 "jobs: Value -1 not in range" -- "$KGYM" eval --suite "$S" --candidates "$C" --jobs -1 --out "$T/a.jsonl"
 expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/dev.jsonl"
+# Rejected before anything starts (no "starting workers" banner), and a misspelt command named.
+if grep -q "starting workers" "$T/err"; then echo "FAIL: --device tpu printed the start banner"; fail=1; else echo "ok: no banner on a bad device"; fi
+expect 2 "unknown command 'evl': use one of eval" -- "$KGYM" evl --suite "$S"
+expect 2 "unknown --profile 'bogus'" -- "$KGYM" eval --suite "$S" --candidates "$C" --policy-profile bogus --out "$T/a.jsonl"
 # An unusable device must not leave an empty verdict file behind (nor truncate an existing one).
 if [ -e "$T/dev.jsonl" ]; then echo "FAIL: --device tpu created $T/dev.jsonl"; fail=1; else echo "ok: no verdict file on a bad device"; fi
 if ! command -v nvidia-smi >/dev/null 2>&1; then
