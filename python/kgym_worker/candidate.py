@@ -238,6 +238,17 @@ class CandidateExecutor:
         fingerprint); when they do not match, the reply is ``need_inputs`` (no candidate code ran)
         and the supervisor sends the request again with the reference's ``inputs`` as bytes."""
         if "regenerate" in req:
+            if not self._ops_watched:
+                # The operators of the task's input generation, checked after every timed call
+                # from now on (integrity.Fingerprints.watch_ops); recorded on one regeneration.
+                self._ops_watched = True
+                try:
+                    spec = req["regenerate"]
+                    self.fingerprints.watch_ops(integrity.input_ops(lambda: common.make_inputs(
+                        self._sized_task(spec.get("sizes") or {}), int(spec["seed"]), spec["transform"],
+                        self.device, on_device=True)))
+                except Exception:  # noqa: BLE001 - the fixed set is still watched
+                    pass
             inputs = self._regenerate(req["regenerate"])
             if inputs is None:
                 return {"ok": True, "need_inputs": True}
@@ -417,6 +428,7 @@ class CandidateExecutor:
         return {"ok": True, "host_ms": host_ms}
 
     _output_spec = None  # [(shape, dtype)] of the last case's outputs (the calibration's stand-in)
+    _ops_watched = False  # whether the input generation's operators were recorded
     _arena = None
     _shared = common.SharedInputs()  # one executor per worker process
 

@@ -131,10 +131,14 @@ class Fingerprints:
         every identity check: red team rt14's replaced ``aten::randn`` did each call's matmul while
         the harness made the inputs, with the task module's ``torch`` untouched."""
         self._dispatch_all = dispatcher_state()
-        self._dispatch_watched = {op: kernels for op, kernels in self._dispatch_all.items()
-                                  if op.removeprefix("aten::").split(".", 1)[0] in WATCHED_OP_FAMILIES
-                                  and not op.endswith("out")}
+        self.watch_ops(())
         return self
+
+    def watch_ops(self, ops) -> None:
+        """Checks ``ops`` (operator names as ``dispatcher_state`` gives them), with WATCHED_OPS,
+        after every timed call from now on (``changed()`` without ``full``)."""
+        names = set(WATCHED_OPS) | set(ops)
+        self._dispatch_watched = {op: self._dispatch_all[op] for op in names if op in self._dispatch_all}
 
     def changed(self, full: bool = False) -> list:
         """Names whose object was replaced or whose code object was swapped, namespaces
@@ -180,14 +184,39 @@ DISPATCH_KEYS = frozenset((
     "CPU", "CUDA", "BackendSelect", "Python", "PreDispatch", "ADInplaceOrView", "Autograd",
     "AutogradCPU", "AutogradCUDA", "AutogradOther", "CompositeImplicitAutograd",
     "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional", "AutocastCPU", "AutocastCUDA"))
-# Operator families the harness's input generation goes through (get_inputs' factories and
-# generators, the copies to the device): checked after every timed call; every aten operator is
-# checked after the load, each case and each timing request.
-WATCHED_OP_FAMILIES = frozenset((
-    "randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "randperm", "normal", "normal_",
-    "uniform_", "random_", "bernoulli", "bernoulli_", "exponential_", "empty", "empty_like",
-    "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill_", "zero_",
-    "copy_", "_to_copy", "to", "clone", "arange", "tril", "triu", "abs", "manual_seed"))
+# The operators under every input generation (the generators' kernels, the allocations, the
+# copies to the device), checked after every timed call together with the operators the task's
+# own input generation calls (``watch_ops``, recorded at the first case); every aten operator is
+# checked after the load, each case and each timing request. 20 us each on the dev VM.
+WATCHED_OPS = frozenset((
+    "aten::randn", "aten::rand", "aten::randint", "aten::randint.low", "aten::normal_", "aten::uniform_",
+    "aten::random_", "aten::random_.from", "aten::random_.to", "aten::bernoulli_.float",
+    "aten::empty.memory_format", "aten::empty_strided", "aten::copy_", "aten::_to_copy",
+    "aten::fill_.Scalar", "aten::clone"))
+
+
+def input_ops(make) -> set:
+    """The aten operators (``aten::randn``, ``aten::randint.low``) that ``make()`` dispatches, as
+    a TorchDispatchMode sees them (a composite's inner calls are its own kernel's business: the
+    generators' and allocations' kernels are in WATCHED_OPS)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = str(func._schema.name)
+            if func._overloadname != "default":
+                name += "." + func._overloadname
+            self.ops.add(name)
+            return func(*args, **(kwargs or {}))
+
+    rec = Recorder()
+    with rec:
+        make()
+    return rec.ops
 
 
 def dispatcher_state(ops=None) -> dict:

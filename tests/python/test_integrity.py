@@ -490,3 +490,23 @@ def test_kernels_registered_for_aten_operators_are_tampering():
     finally:
         lib._destroy()
     assert fp.changed(full=True) == []
+
+
+def test_the_operators_of_the_tasks_input_generation_are_watched_after_the_first_case(tmp_path):
+    """The per-call dispatcher check covers the generators' kernels and, from the first case on,
+    the operators the task's get_inputs calls (here aten::tril, outside the fixed set)."""
+    src = TASK.replace("return [torch.randn(batch, dim)]", "return [torch.tril(torch.randn(batch, dim))]")
+    ref, ex = _ref(tmp_path, src)[0], CandidateExecutor("cpu", str(tmp_path), str(tmp_path / "log"))
+    assert ex.load({"candidate_source": src.replace("class Model(", "class ModelNew("), "task_source": src,
+                    "scale": 1.0, "init_seed": 1}, [])["ok"]
+    assert "aten::tril" not in ex.fingerprints._dispatch_watched
+    made = ref.make_case({"key": "k", "index": 0, "transform": "nominal"}, [])
+    ex.run_case({"index": 0, "regenerate": made["regenerate"], "tolerances": TOL}, [])
+    assert "aten::tril" in ex.fingerprints._dispatch_watched
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        lib.impl("tril", lambda x, diagonal=0: x, "CPU")
+        assert any("aten::tril" in c for c in ex._tampered())
+    finally:
+        lib._destroy()
+    assert ex._tampered() == []
