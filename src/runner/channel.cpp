@@ -194,6 +194,30 @@ void Channel::send_fd(int fd) {
   send_with_fds(fd_, &byte, 1, {fd});
 }
 
+namespace {
+/// Whether the JSON text nests arrays and objects deeper than `limit` (strings skipped). A
+/// worker's reply nested 3,000,000 levels deep (6 MB) parsed, and then every recursive use of it
+/// (dump, re-sending it to the reference) overflowed the supervisor's stack (red team rt15).
+bool nested_deeper_than(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char ch : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      if (++depth > limit) return true;
+    } else if (ch == ']' || ch == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 Message Channel::recv(Deadline deadline) { return recv(DeadlineFn([deadline] { return deadline; })); }
 
 Message Channel::recv(const DeadlineFn& deadline) {
@@ -204,6 +228,11 @@ Message Channel::recv(const DeadlineFn& deadline) {
   if (head[0] > (64u << 20)) throw Error(ErrorKind::worker, "worker sent an oversized frame header");
   std::string text(head[0], '\0');
   read_exact(text.data(), text.size(), deadline);
+  if (head[1] > kMaxBlobs)  // resized below before anything else is read (red team rt15: 2^32 - 1, bad_alloc)
+    throw Error(ErrorKind::worker, "worker declared " + std::to_string(head[1]) + " blobs in one frame (at most " +
+                                       std::to_string(kMaxBlobs) + ")");
+  if (nested_deeper_than(text, kMaxJsonDepth))
+    throw Error(ErrorKind::worker, "worker sent JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   Message m;
   try {
     m.header = nlohmann::json::parse(text);

@@ -18,6 +18,10 @@ namespace kgym::runner {
 
 /// Largest number of memfd blobs in one frame.
 inline constexpr std::size_t kMaxSharedBlobs = 64;
+/// Blobs in one frame (a reply declaring more is a broken protocol).
+inline constexpr std::uint32_t kMaxBlobs = 4096;
+/// Nesting of a frame's JSON header (kgym's own headers stay below 20).
+inline constexpr int kMaxJsonDepth = 64;
 
 /// One blob of tensor bytes: inline, or a sealed memfd (a large tensor crossing from one worker to
 /// the other through the supervisor without being copied through two sockets). On receipt a

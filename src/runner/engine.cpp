@@ -356,6 +356,27 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     }
     build_slots.release();
   }
+  // A task failure that the candidate's process reports is believed only when the reference
+  // worker cannot load the task either (red team rt15: a forged load reply made the verdict
+  // task_error, which blames nobody and is left out of a model's statistics).
+  if (m.task_failure && !m.crash && !m.timed_out_stage) {
+    const std::string claimed = m.task_failure->substr(0, 300);
+    m.task_failure.reset();
+    std::unique_lock device(device_mutex);
+    const std::string probe_key = "load-probe-" + std::to_string(n);
+    if (ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", task.source}, {"scale", eo.scale},
+                       {"init_seed", m.init_seed}},
+                      {}, eo.timeouts.reference_s, m)) {
+      try {
+        reference->request({{"op", "drop_task"}, {"key", probe_key}}, {}, 60);
+      } catch (const std::exception&) {
+        reference.reset();
+      }
+      died(c, "reported that the task failed in its process (" + claimed +
+                  "), but the reference worker loads the task; a task that fails only beside the candidate's code "
+                  "is the candidate's failure");
+    }  // else the reference failed too: ask_reference recorded the task failure
+  }
 
   nlohmann::json scaled;
   JudgeOptions jo = eo.judge;

@@ -510,3 +510,20 @@ def test_the_operators_of_the_tasks_input_generation_are_watched_after_the_first
     finally:
         lib._destroy()
     assert ex._tampered() == []
+
+
+def test_a_kernel_whose_origin_claims_torchs_own_files_is_still_tampering():
+    """Red team rt15: code compiled with a file name inside torch's package registered a kernel
+    for aten::t (outside the watched operators) and passed a check that trusted registrations
+    from torch's own files. Every change counts now."""
+    import os
+    fp = integrity.Fingerprints().add_dispatcher()
+    fake = os.path.join(os.path.dirname(torch.__file__), "library.py")
+    scope = {"torch": torch}
+    exec(compile("lib = torch.library.Library('aten', 'IMPL')\n"
+                 "lib.impl('t', lambda x: x, 'CompositeImplicitAutograd')\n", fake, "exec"), scope)
+    try:
+        assert any("aten::t" in c for c in fp.changed(full=True))
+    finally:
+        scope["lib"]._destroy()
+    assert fp.changed(full=True) == []
