@@ -346,7 +346,8 @@ def main() -> None:
     except Exception:  # noqa: BLE001
         pass
     import numpy  # noqa: F401
-    from . import candidate, common, reference, tensors  # noqa: F401 - warm imports
+    from . import candidate, common, integrity, reference, tensors  # noqa: F401 - warm imports
+    integrity.preload_dispatcher()  # every worker's dispatcher fingerprint starts from here
     strays = StrayCollector(live)  # exited orphans are collected as they exit
     strays.install()
     protocol.send(ctrl, {"op": "ready", "pid": os.getpid()})
