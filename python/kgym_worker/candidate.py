@@ -489,10 +489,12 @@ class CandidateExecutor:
         trace pays only its own calls; the supervisor asks for it after the timing and the wall
         check (CUPTI stays attached and slows every later launch) and outside the device lock
         (the first session in a process costs seconds of CPU)."""
-        integrity.warm_profiler(self.device)
         # Every aten operator's kernels against the snapshot taken before the candidate's code ran
-        # (integrity.Fingerprints.add_dispatcher): here, outside the device lock, on a GPU.
-        return {"ok": True, "tampered": self._tampered(full=True)}
+        # (integrity.Fingerprints.add_dispatcher): here, outside the device lock, on a GPU; before
+        # the profiler starts, so that nothing it may register is taken for the candidate's.
+        tampered = self._tampered(full=True)
+        integrity.warm_profiler(self.device)
+        return {"ok": True, "tampered": tampered}
 
     def trace(self, req, blobs):
         """The kernels of a few calls on the GPU; on the CPU, the ATen ops they dispatch (there
