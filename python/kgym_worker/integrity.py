@@ -69,6 +69,9 @@ class Fingerprints:
 
     def __init__(self):
         self._entries = {}
+        self._namespaces = []  # (prefix, module, its global names) of add_namespace
+        self._dispatch_all = {}  # operator -> kernels at the snapshot (add_dispatcher)
+        self._dispatch_watched = {}  # the part of it checked by every changed()
 
     def add(self, name: str, owner, attr: str) -> None:
         try:
@@ -115,7 +118,6 @@ class Fingerprints:
         for name in list(vars(module)):
             if name != "__warningregistry__":  # the warnings machinery adds it
                 self.add(f"{prefix}.{name}", module, name)
-        self._namespaces = getattr(self, "_namespaces", [])
         self._namespaces.append((prefix, module, _global_names(module)))
         import torch.nn.functional as functional
         for name in sorted(_code_names(module)):
@@ -131,7 +133,6 @@ class Fingerprints:
         every identity check: red team rt14's replaced ``aten::randn`` did each call's matmul while
         the harness made the inputs, with the task module's ``torch`` untouched."""
         self._dispatch_all = dict(_BASELINE) if _BASELINE is not None else dispatcher_state()
-        self._dispatch_watched = {}
         self.watch_ops(WATCHED_OPS)
         return self
 
@@ -146,7 +147,7 @@ class Fingerprints:
         changed (``add_dispatcher``): the watched families each time, every aten operator with
         ``full``."""
         out = []
-        held = getattr(self, "_dispatch_all" if full else "_dispatch_watched", None)
+        held = self._dispatch_all if full else self._dispatch_watched
         if held:
             now = dispatcher_state(list(held))
             # Every change counts, wherever it says it was registered: a registration's origin
@@ -158,7 +159,7 @@ class Fingerprints:
                 out.append("torch's dispatcher kernels of " + ", ".join(replaced[:5]) +
                            (f" (and {len(replaced) - 5} more)" if len(replaced) > 5 else "") +
                            " (a kernel registered for an aten operator)")
-        for prefix, module, names in getattr(self, "_namespaces", []):
+        for prefix, module, names in self._namespaces:
             now = _global_names(module)
             if now != names:
                 diff = sorted(now ^ names)

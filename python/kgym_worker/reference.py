@@ -674,14 +674,12 @@ class ReferenceWorker:
 
 def read_output(meta, blobs, device: str):
     """The candidate's output ``meta`` (``tensors.encode``'s form, bytes in ``blobs`` or a
-    device-transfer descriptor) decoded on ``device``, or, when the candidate's process sent
-    something that cannot be read (a missing blob, a malformed or forged transfer descriptor, a
-    size that does not match the shape), a string saying why: that output then fails its case, as
-    a contract violation, and is never a failure of the task. Running out of memory here is the
-    reference's own failure and propagates."""
-    why = tensors.meta_problem(meta, blobs)
-    if why:
-        return f"the candidate's process sent an output that cannot be read ({why})"
+    device-transfer descriptor), already found well-formed by ``tensors.meta_problem`` (both
+    callers check a whole reply's descriptions first), decoded on ``device``; or, when it still
+    cannot be read (a forged or stale transfer handle, a range outside the exported allocation), a
+    string saying why: that output then fails its case, as a contract violation, and is never a
+    failure of the task. Running out of memory here is the reference's own failure and
+    propagates."""
     try:
         return tensors.decode(meta, blobs, device)
     except torch.OutOfMemoryError:
