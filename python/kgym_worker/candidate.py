@@ -3,8 +3,9 @@
 It builds and runs the candidate on the inputs of each case (regenerated from the case's seed,
 which it is given only when the case starts, and checked against the reference's fingerprint;
 else the reference's bytes) and returns outputs and contract observations; it never sees
-reference outputs or the verdict. Requests (``op``): load, run_case, time, wall, wall_output, release,
-warm_profiler, trace, exit.
+reference outputs or the verdict. Requests (``op``): load, run_case, time (``audit_dispatcher``: every
+aten operator's kernels checked too), wall (``calibrate``: the request without the calls), wall_output,
+release, warm_profiler (its reply carries ``tampered``), trace, exit.
 """
 import ast
 import contextlib

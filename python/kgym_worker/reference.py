@@ -1,7 +1,8 @@
 """The reference worker (trusted): loads tasks, makes secret cases, keeps the reference outputs,
 compares candidate outputs with them and times the eager and torch.compile baselines.
 
-Requests (``op``): info, load_task, make_case, case_inputs, compare, recheck, time, drop_task. Replies carry ``ok``;
+Requests (``op``): info, load_task, make_case, case_inputs, compare (with ``done``: the case's data
+is dropped after it), recheck, time, wall_calibration, wall_inputs, settle, drop_task. Replies carry ``ok``;
 a failure of the reference itself is ``{"ok": false, "error": ...}`` (the task is broken).
 """
 import copy
