@@ -13,7 +13,7 @@ import traceback
 
 import torch
 
-from . import common, devicecopy, integrity, protocol, tensors
+from . import common, devicecopy, fastcompare, integrity, protocol, tensors
 
 ROOFLINE_SEED = 0x5EED
 OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
@@ -97,18 +97,23 @@ def flat_slices(n: int, chunk: int = COMPARE_CHUNK):
         yield a, min(n, a + chunk)
 
 
-def scaled_atol(atol: float, rd, chunk: int = COMPARE_CHUNK) -> float:
+def scaled_atol(atol: float, rd, chunk: int = COMPARE_CHUNK, fused: bool = True) -> float:
     """atol x the output's magnitude (root mean square of the finite reference values; atol
     itself for an all-zero reference). Tiny outputs (softmax over a wide row) no longer accept
     zeros (H20); large ones (sums, GEMMs on x3 inputs) no longer reject honest rounding.
-    ``rd``: the reference output, any floating dtype and shape (read in float64 slices)."""
-    flat = rd.reshape(-1)
-    total, count = 0.0, 0
-    for a, b in flat_slices(flat.numel(), chunk):
-        x = flat[a:b].double()
-        fin = x[torch.isfinite(x)]
-        count += fin.numel()
-        total += float(fin.square().sum())
+    ``rd``: the reference output, any floating dtype and shape (read in float64: one fused pass
+    on a GPU, ``fastcompare.moments``; float64 slices of ``chunk`` elements otherwise, and always
+    with ``fused`` False: the candidate's process, where Triton's launcher is not fingerprinted)."""
+    if fused and fastcompare.available(rd):
+        total, count, _ = fastcompare.moments(rd)
+    else:
+        flat = rd.reshape(-1)
+        total, count = 0.0, 0
+        for a, b in flat_slices(flat.numel(), chunk):
+            x = flat[a:b].double()
+            fin = x[torch.isfinite(x)]
+            count += fin.numel()
+            total += float(fin.square().sum())
     if count == 0:
         return atol
     rms = math.sqrt(total / count)
@@ -118,13 +123,14 @@ def scaled_atol(atol: float, rd, chunk: int = COMPARE_CHUNK) -> float:
 def _error_stats(od, rd, atol, rtol) -> dict:
     """Elementwise check of ``od`` against ``rd`` (both float64): written as "every element
     within tolerance" so that NaN never passes (H19); non-finite values must match in place and
-    sign."""
+    sign. An element with no tolerance at all (atol + rtol |r| = 0) passes only when equal."""
     r_nan, o_nan = torch.isnan(rd), torch.isnan(od)
     r_fin, o_fin = torch.isfinite(rd), torch.isfinite(od)
     both_fin = r_fin & o_fin
     diff = torch.where(both_fin, (od - rd).abs(), torch.zeros_like(od))
     denom = atol + rtol * rd.abs().where(r_fin, torch.zeros_like(rd))
-    ratio = torch.where(denom > 0, diff / denom.clamp_min(1e-300), (diff > 0).double() * float("inf"))
+    inf = torch.full_like(diff, float("inf"))
+    ratio = torch.where(denom > 0, diff / denom.clamp_min(1e-300), torch.where(diff > 0, inf, torch.zeros_like(diff)))
     nonfin_bad = (~o_fin) & r_fin
     special_bad = (r_nan & ~o_nan) | (torch.isinf(rd) & (od != rd))
     bad = ~(ratio <= 1) | nonfin_bad | special_bad
@@ -134,6 +140,62 @@ def _error_stats(od, rd, atol, rtol) -> dict:
             "max_rel": float((diff / (rd.abs() + 1e-12)).where(both_fin, torch.zeros_like(rd)).max()) if n else 0.0,
             "ratio": min(float(ratio.max()), 1e300) if n else 0.0, "bad": nb, "nonfinite": int(nonfin_bad.sum()),
             "first": int(bad.reshape(-1).nonzero()[0]) if nb else -1}
+
+
+def output_stats_torch(r, o, r64, atol: float, rtol: float, chunk: int = COMPARE_CHUNK,
+                       exact: bool = False) -> dict:
+    """The torch path of ``fastcompare.stats`` (same keys and definitions): ``o`` (a tensor with
+    r's number of elements, or one float for every element) against ``r`` and, when not None,
+    the float64 reference ``r64``, in float64 slices of ``chunk`` elements (CPU, and a GPU
+    without Triton). With ``exact`` (integer and bool outputs) an element is bad unless equal."""
+    rflat = r.reshape(-1)
+    n = rflat.numel()
+    o_const = not isinstance(o, torch.Tensor)
+    oflat = None if o_const else o.reshape(-1)
+    r64flat = None if r64 is None else r64.reshape(-1)
+    acc = {"max_abs": 0.0, "sum_abs": 0.0, "max_rel": 0.0, "ratio": 0.0, "bad": 0, "nonfinite": 0, "first": -1,
+           "ref_nonfinite": 0, "fin64": 0, "e_c": 0.0, "e_r": 0.0, "s64": 0.0, "lo": -math.inf, "hi": math.inf}
+    for a, b in flat_slices(n, chunk):
+        rd = rflat[a:b].double()
+        od = torch.full_like(rd, float(o)) if o_const else oflat[a:b].double()
+        st = _error_stats(od, rd, atol, rtol)
+        if exact:
+            differs = rflat[a:b] != oflat[a:b]
+            st["bad"] = int(differs.sum())
+            st["first"] = int(differs.nonzero()[0]) if st["bad"] else -1
+        for key in ("max_abs", "max_rel", "ratio"):
+            acc[key] = max(acc[key], st[key])
+        acc["sum_abs"] += st["sum_abs"]
+        if st["bad"] and acc["first"] < 0:
+            acc["first"] = a + st["first"]
+        acc["bad"] += st["bad"]
+        acc["nonfinite"] += st["nonfinite"]
+        r_fin = torch.isfinite(rd)
+        acc["ref_nonfinite"] += int((~r_fin).sum())
+        if bool(r_fin.any()):
+            tol = atol + rtol * rd.abs()
+            acc["lo"] = max(acc["lo"], float((rd - tol)[r_fin].max()))
+            acc["hi"] = min(acc["hi"], float((rd + tol)[r_fin].min()))
+        if r64flat is not None:
+            s64 = r64flat[a:b].double()
+            fin = torch.isfinite(s64) & torch.isfinite(od) & r_fin
+            k = int(fin.sum())
+            if k:
+                acc["e_c"] = max(acc["e_c"], float((od - s64).abs()[fin].max()))
+                acc["e_r"] = max(acc["e_r"], float((rd - s64).abs()[fin].max()))
+                acc["s64"] = max(acc["s64"], float(s64.abs()[fin].max()))
+            acc["fin64"] += k
+            del s64, fin
+        del rd, od
+    return acc
+
+
+def output_stats(r, o, r64, atol: float, rtol: float, chunk: int = COMPARE_CHUNK, exact: bool = False) -> dict:
+    """Error figures of ``o`` against ``r`` (and ``r64``): ``fastcompare.stats``, one fused pass,
+    where it applies (floating outputs on a GPU); ``output_stats_torch`` otherwise."""
+    if not exact and fastcompare.available(r, o if isinstance(o, torch.Tensor) else None, r64):
+        return fastcompare.stats(r, o, r64, atol, rtol)
+    return output_stats_torch(r, o, r64, atol, rtol, chunk, exact)
 
 
 class ReferenceWorker:
@@ -381,44 +443,28 @@ class ReferenceWorker:
             atol = scaled_atol(atol, r, chunk) if r.is_floating_point() else atol
             if k == 0:
                 rec.update(atol=atol, rtol=rtol)
-            rflat, oflat = r.reshape(-1), o.reshape(-1)
-            n = rflat.numel()
-            r64flat = None
+            n = r.numel()
+            r64 = None
             if ref64_list is not None and r.is_floating_point() and not complex_out and n:
-                r64flat = ref64_list[k].reshape(-1)
+                r64 = ref64_list[k]
+            stats = output_stats(r, o, r64, atol, rtol, chunk, exact=exact)
+            ref_finite = ref_finite and stats["ref_nonfinite"] == 0
+            max_abs = max(max_abs, stats["max_abs"])
+            mean_sum += stats["sum_abs"]
+            max_rel = max(max_rel, stats["max_rel"])
+            ratio_max = max(ratio_max, stats["ratio"])
+            if stats["bad"] and not first:
+                flat = stats["first"] // (2 if complex_out else 1)
+                idx = []
+                for dim in reversed(shape):
+                    idx.append(flat % dim)
+                    flat //= dim
+                first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))
+            bad_here = stats["bad"]
+            nonfinite += stats["nonfinite"]
             e_c = e_r = s64 = None  # float64 cross-check maxima over the finite elements
-            bad_here = 0
-            for a, b in flat_slices(n, chunk):
-                rd, od = rflat[a:b].double(), oflat[a:b].double()
-                stats = _error_stats(od, rd, atol, rtol)
-                if exact:
-                    differs = rflat[a:b] != oflat[a:b]
-                    stats["bad"] = int(differs.sum())
-                    stats["first"] = int(differs.nonzero()[0]) if stats["bad"] else -1
-                ref_finite = ref_finite and bool(torch.isfinite(rd).all())
-                max_abs = max(max_abs, stats["max_abs"])
-                mean_sum += stats["sum_abs"]
-                max_rel = max(max_rel, stats["max_rel"])
-                ratio_max = max(ratio_max, stats["ratio"])
-                if stats["bad"] and not first:
-                    flat = (a + stats["first"]) // (2 if complex_out else 1)
-                    idx = []
-                    for dim in reversed(shape):
-                        idx.append(flat % dim)
-                        flat //= dim
-                    first = ([k] if len(ref_list) > 1 else []) + list(reversed(idx))
-                bad_here += stats["bad"]
-                nonfinite += stats["nonfinite"]
-                if r64flat is not None:
-                    r64 = r64flat[a:b].double()
-                    fin = torch.isfinite(r64) & torch.isfinite(od) & torch.isfinite(rd)
-                    if bool(fin.any()):
-                        c_c = float((od - r64).abs()[fin].max())
-                        c_r = float((rd - r64).abs()[fin].max())
-                        c_s = float(r64.abs()[fin].max())
-                        e_c, e_r, s64 = (c_c, c_r, c_s) if e_c is None else (max(e_c, c_c), max(e_r, c_r), max(s64, c_s))
-                    del r64, fin
-                del rd, od
+            if r64 is not None and stats["fin64"]:
+                e_c, e_r, s64 = stats["e_c"], stats["e_r"], stats["s64"]
             mismatches += bad_here
             numel += n
             if e_c is not None:
@@ -448,33 +494,26 @@ class ReferenceWorker:
         passes while the allowed intervals [r - tol, r + tol] of all those elements still
         overlap. (It used to be each case's own mean, which for a scalar output is the answer
         itself: the default suite's cross-entropy tasks were called weak for it.)"""
-        rflat = r.reshape(-1)
-        n = rflat.numel()
+        n = r.numel()
         ins = [t for t in tensors.tensors_of(inputs) if t.is_floating_point()]
         xflat = ins[0].reshape(-1) if ins else None
         mean = None
         if xflat is not None:
-            total = 0.0
-            for a, b in flat_slices(xflat.numel(), chunk):
-                total += float(xflat[a:b].double().sum())
+            if fastcompare.available(xflat):
+                total = fastcompare.moments(xflat)[2]
+            else:
+                total = 0.0
+                for a, b in flat_slices(xflat.numel(), chunk):
+                    total += float(xflat[a:b].double().sum())
             mean = total / xflat.numel() if xflat.numel() else float("nan")
         names = ["zeros"] + (["input"] if xflat is not None and xflat.numel() == n else []) + \
             (["mean"] if mean is not None else [])
-        bad = dict.fromkeys(names, 0)
-        lo, hi, finite = -math.inf, math.inf, True
-        for a, b in flat_slices(n, chunk):
-            rd = rflat[a:b].double()
-            answers = {"zeros": torch.zeros_like(rd)}
-            if "input" in bad:
-                answers["input"] = xflat[a:b].double()
-            if "mean" in bad:
-                answers["mean"] = torch.full_like(rd, mean)
-            for name, ans in answers.items():
-                if not bad[name]:
-                    bad[name] = _error_stats(ans, rd, atol, rtol)["bad"]
-            tol = atol + rtol * rd.abs()
-            lo, hi = max(lo, float((rd - tol).max())), min(hi, float((rd + tol).min()))  # NaN in rd: no constant
-            finite = finite and bool(torch.isfinite(rd).all())
+        answers = {"zeros": 0.0, "input": xflat, "mean": mean}
+        bad, lo, hi, finite = {}, -math.inf, math.inf, True
+        for name in names:
+            st = output_stats(r, answers[name], None, atol, rtol, chunk)
+            bad[name] = st["bad"]
+            lo, hi, finite = st["lo"], st["hi"], st["ref_nonfinite"] == 0  # (the same for every answer)
         passing = [name for name in names if bad[name] == 0]
         iv = task.setdefault("constant_interval", [-math.inf, math.inf]) if task is not None else [-math.inf, math.inf]
         iv[0], iv[1] = max(iv[0], lo), min(iv[1], hi)
