@@ -38,6 +38,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         os.closerange(4, 1 << 16)
         for k, v in (req.get("env") or {}).items():
             os.environ[k] = str(v)
+        import tempfile
+        tempfile.tempdir = None  # the zygote's cached /tmp: re-read from this worker's TMPDIR
         os.chdir(workdir)
         limits = req.get("limits") or {}
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -45,10 +47,11 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             n = int(limits["address_space_bytes"])
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # Landlock on CUDA devices is opt-in (KGYM_SANDBOX=landlock): on the H200 machine CUDA
-        # initialisation failed under it until writes below /proc were allowed (docs/architecture.md,
-        # "Sandbox"); CPU candidates are always restricted.
-        if req["role"] == "candidate" and (req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX") == "landlock"):
+        # Landlock on every device; KGYM_SANDBOX=off lifts it on CUDA devices only. On the H200
+        # (session 11) CUDA initialises under it with the process's own /proc entry writable
+        # (bench/landlock_cuda_probe.py), and the GPU test's honest, example and adversarial
+        # candidates kept their outcomes once Python's temporary folder followed TMPDIR.
+        if req["role"] == "candidate" and (req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX", "landlock") != "off"):
             writable = [workdir] + [req.get("env", {}).get(k) for k in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
             sandbox = _restrict_writes([p for p in writable if p])
             print(f"kgym sandbox: {sandbox}", flush=True)
@@ -122,8 +125,10 @@ def _restrict_writes(writable) -> str:
         os.makedirs(d, exist_ok=True)
         allow(d, handled)
     # CUDA initialisation fails (cudaGetDeviceCount: error 304) unless it may write below /proc
-    # (bench/landlock_cuda_probe.py on the H200); this process's own /proc entry is the candidate
-    # allowed here, still unverified on a GPU, which is why CUDA sandboxing stays opt-in.
+    # (bench/landlock_cuda_probe.py on the H200); this process's own /proc entry is what is
+    # allowed here (enough on the H200, session 11). A child process's own entry is not: a
+    # subprocess of the candidate held no CUDA context under it (the escaped GPU hogs of red teams
+    # rt5/rt6 on the H200, session 11: no foreign GPU process, honest speed).
     allow(f"/proc/{os.getpid()}", handled)
     for f in ["/dev/null"] + glob.glob("/dev/nvidia*"):
         allow(f, handled if os.path.isdir(f) else file_rights)
@@ -153,10 +158,29 @@ def _scope_signals() -> str:
         _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
                     ("scoped", ctypes.c_uint64)]
 
-    attr = RulesetAttr(0, 0, 1 << 1)  # LANDLOCK_SCOPE_SIGNAL
+    # Every Landlock layer denies moving a file to another directory (the "refer" right) unless
+    # one of its rules allows it, even a layer that handles no file access: under the write
+    # sandbox this signal layer made Triton's cache (a file renamed out of a temporary
+    # subfolder) fail with EXDEV (H200, session 11). This layer allows it everywhere, leaving
+    # file access to _restrict_writes's layer.
+    refer = 1 << 13  # LANDLOCK_ACCESS_FS_REFER
+    attr = RulesetAttr(refer, 0, 1 << 1)  # LANDLOCK_SCOPE_SIGNAL
     ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
     if ruleset < 0:
         return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    root = os.open("/", os.O_PATH | os.O_CLOEXEC)
+    rule = PathBeneath(refer, root)
+    added = libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)  # landlock_add_rule(PATH_BENEATH)
+    os.close(root)
+    if added != 0:
+        err = os.strerror(ctypes.get_errno())
+        os.close(ruleset)
+        return f"none (landlock_add_rule: {err})"
     libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
     if libc.syscall(446, ruleset, 0) != 0:  # landlock_restrict_self
         err = os.strerror(ctypes.get_errno())

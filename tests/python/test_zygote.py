@@ -96,3 +96,44 @@ def test_a_sigchld_flood_does_not_kill_the_collector():
     assert out[0] == "alive"
     assert int(out[1]) == 0  # every stray collected
     assert int(out[2]) == 0  # and the sweep took the parked ones and their shells
+
+
+SANDBOX = textwrap.dedent('''
+    import os, sys, tempfile
+    sys.path.insert(0, sys.argv[1])
+    from kgym_worker import zygote
+    d = tempfile.mkdtemp()
+    print("writes:", zygote._restrict_writes([d]), "| signals:", zygote._scope_signals())
+    os.makedirs(d + "/cache/tmp.1")
+    with open(d + "/cache/tmp.1/kernel.cubin", "w") as f:
+        f.write("x")
+    os.replace(d + "/cache/tmp.1/kernel.cubin", d + "/cache/kernel.cubin")  # Triton's cache does this
+    print("renamed")
+    try:
+        open(os.path.dirname(d) + "/kgym-sandbox-escape", "w")
+        print("wrote outside")
+    except PermissionError:
+        print("outside denied")
+''')
+
+
+def _landlock_abi() -> int:
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return int(libc.syscall(444, None, 0, 1))
+
+
+def test_a_sandboxed_candidate_may_move_files_between_its_own_folders():
+    """Both Landlock layers (writes, signals) on: a file moves from a temporary subfolder to its
+    parent, as Triton's cache does (EXDEV on the H200 in session 11, every Triton candidate a
+    runtime_error, when the signal layer did not allow the move), and writes outside stay denied."""
+    if _landlock_abi() < 6:
+        import pytest
+        pytest.skip("needs Landlock ABI 6 (signal scoping)")
+    out = subprocess.run([sys.executable, "-c", SANDBOX, str(ROOT / "python")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "renamed" in out.stdout
+    assert "outside denied" in out.stdout
+    assert "landlock abi" in out.stdout.split("|")[1]

@@ -1,4 +1,6 @@
-# expect: contract_violation
+# expect: contract_violation|passed, speedup <= 1.0
+# Session 11: under the CUDA sandbox (Landlock, the default since) the hogs get no CUDA context,
+# so no GPU work hides in the baselines and the honest ReLU passes at its own speed (0.31x).
 # Fixed the same day: the pause stops every process below the zygote (a child subreaper: escaped
 # children come back under it) except the reference worker (runner::pausable_processes); on the
 # H200 (session 6) it then passed at 0.667x (honest ReLU 0.58x). A kernel it queued before the

@@ -1,4 +1,6 @@
-# expect: contract_violation
+# expect: contract_violation|runtime_error
+# Session 11: under the CUDA sandbox (Landlock, the default since) the helper cannot open the
+# shared memory it hands tensors through (/dev/shm is not writable): runtime_error.
 # Session 6 (2026-12-01): launch accounting sees one CUDA context, the worker's. This candidate
 # computes every output in a helper process with its own CUDA context: the input and output
 # storage go to the helper as CUDA IPC handles (torch.multiprocessing.reductions) and the helper

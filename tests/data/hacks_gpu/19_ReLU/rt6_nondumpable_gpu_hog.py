@@ -1,4 +1,6 @@
-# expect: contract_violation
+# expect: contract_violation|passed, speedup <= 1.0
+# Session 11: under the CUDA sandbox (Landlock, the default since) the hogs get no CUDA context,
+# so no GPU work hides in the baselines and the honest ReLU passes at its own speed (0.24x).
 # Red team rt6 (2026-12-01, written on the CPU, not yet run on a GPU): rt5_escaped_gpu_hog whose
 # hogs make themselves non-dumpable (PR_SET_DUMPABLE 0), so that /proc/<pid>/fd and maps are
 # root-only and kcmp is denied. When kgym is not root, the first [process] check read "no mapping"
