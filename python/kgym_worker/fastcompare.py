@@ -48,6 +48,9 @@ _I_BAD, _I_NONFIN, _I_REF_NONFIN, _I_FIN64, _I_FIRST = range(5)
 _N_I = 5
 
 
+_broken = None  # why the fused path was given up in this process (None while it works)
+
+
 def _interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "") == "1"
 
@@ -55,7 +58,7 @@ def _interpreting() -> bool:
 def available(*tensors) -> bool:
     """True when the fused kernels can read these tensors: Triton is importable, each tensor is a
     floating-point tensor on a CUDA device (or on the CPU under Triton's interpreter)."""
-    if triton is None:
+    if triton is None or _broken is not None:
         return False
     for t in tensors:
         if t is None:
@@ -72,7 +75,9 @@ if triton is not None:
     _NEG_INF = tl.constexpr(-float("inf"))
     _BIG_INDEX = tl.constexpr(1 << 62)  # "no bad element" in the first-index minimum
 
-    @triton.jit
+    # n and iters vary with every output size: not specialised on (Triton would compile a variant
+    # for each of "1", "a multiple of 16" and "other").
+    @triton.jit(do_not_specialize=["n", "iters"])
     def _moments_kernel(x_ptr, out_ptr, n, iters, BLOCK: tl.constexpr):
         pid = tl.program_id(0)
         nprog = tl.num_programs(0)
@@ -94,7 +99,7 @@ if triton is not None:
         tl.store(out_ptr + pid * 3 + 1, tl.sum(count, axis=0).to(tl.float64))
         tl.store(out_ptr + pid * 3 + 2, tl.sum(total, axis=0))
 
-    @triton.jit
+    @triton.jit(do_not_specialize=["n", "iters"])
     def _stats_kernel(o_ptr, r_ptr, r64_ptr, p_ptr, f_ptr, i_ptr, n, iters,
                       O_CONST: tl.constexpr, HAS64: tl.constexpr, BLOCK: tl.constexpr):
         pid = tl.program_id(0)
@@ -239,3 +244,40 @@ def stats(r: torch.Tensor, o, r64, atol: float, rtol: float) -> dict:
             "bad": int(i[0]), "nonfinite": int(i[1]), "first": int(i[4]) if i[0] else -1,
             "ref_nonfinite": int(i[2]), "fin64": int(i[3]), "e_c": f[4], "e_r": f[5], "s64": f[6],
             "lo": f[7], "hi": f[8]}
+
+
+def give_up(exc: BaseException) -> None:
+    """The fused path failed (a Triton compile or launch error on this device): this process
+    uses the torch path from now on. The failure is kept for ``status``."""
+    global _broken
+    _broken = f"{type(exc).__name__}: {exc}"[:500]
+
+
+def status() -> str:
+    """"on", "off (Triton is not installed)" or "off (<the failure that turned it off>)"."""
+    if triton is None:
+        return "off (Triton is not installed)"
+    return "on" if _broken is None else f"off ({_broken})"
+
+
+def warm(device: str) -> str:
+    """Compiles the kernels a float32 task needs (the output against the reference and the float64
+    reference, against one constant, against the input; the moments) on tiny tensors, so that the
+    first verdict's comparisons do not pay Triton's compilation (about 0.5 to 1 s per variant on
+    the H200, session 11; Triton caches them below the reference's HOME for the process's life).
+    The reference worker calls it once, in ``info``, when it starts. Other dtypes compile at first
+    use. A failure turns the fused path off (``give_up``). Returns ``status()``."""
+    t = torch.zeros(4, device=device)
+    if not available(t):
+        return status() if triton is None or _broken is not None else f"off (torch's float64 slices on {device})"
+    try:
+        r64 = t.double()
+        stats(t, t, r64, 1e-4, 1e-4)
+        stats(t, t, None, 1e-4, 1e-4)
+        stats(t, 0.0, None, 1e-4, 1e-4)
+        moments(t)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001
+        give_up(exc)
+    return status()

@@ -21,7 +21,8 @@ CHECK = textwrap.dedent('''
     from kgym_worker import fastcompare, reference
 
     device = sys.argv[1]
-    report = {"available": fastcompare.available(torch.zeros(1, device=device)), "mismatch": [], "checked": 0}
+    report = {"available": fastcompare.available(torch.zeros(1, device=device)), "mismatch": [], "checked": 0,
+              "warm": fastcompare.warm(device)}
 
     def same(a, b):
         if isinstance(a, float) or isinstance(b, float):
@@ -110,6 +111,7 @@ def _have_triton() -> bool:
 def test_the_fused_kernels_give_the_torch_paths_figures_under_tritons_interpreter():
     report = _run("cpu", interpret=True)
     assert report["available"], "TRITON_INTERPRET=1 should make the fused path apply to CPU tensors"
+    assert report["warm"] == "on"
     assert report["checked"] >= 190
     assert report["mismatch"] == []
 
@@ -118,6 +120,7 @@ def test_the_fused_kernels_give_the_torch_paths_figures_under_tritons_interprete
 def test_the_compiled_kernels_give_the_torch_paths_figures_on_a_gpu():
     report = _run("cuda", interpret=False)
     assert report["available"]
+    assert report["warm"] == "on"
     assert report["checked"] >= 190
     assert report["mismatch"] == []
 
@@ -128,3 +131,24 @@ def test_without_a_gpu_or_the_interpreter_the_torch_path_is_used():
         pytest.skip("the interpreter is on in this process")
     assert not fastcompare.available(torch.zeros(3))
     assert not fastcompare.available(torch.zeros(3, dtype=torch.int64))
+
+
+def test_a_failing_fused_kernel_turns_the_fused_path_off_and_the_torch_path_answers(monkeypatch):
+    """A Triton failure (compile or launch) must not become a task error: the comparison is
+    answered by the torch path, and the fused path stays off in that process."""
+    from kgym_worker import fastcompare, reference
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("triton: out of resources")
+
+    monkeypatch.setattr(fastcompare, "available", lambda *t: fastcompare._broken is None)
+    monkeypatch.setattr(fastcompare, "stats", broken)
+    monkeypatch.setattr(fastcompare, "moments", broken)
+    monkeypatch.setattr(fastcompare, "_broken", None)
+    r = torch.randn(100)
+    o = r.clone()
+    o[5] += 1
+    st = reference.output_stats(r, o, None, 1e-4, 1e-4)
+    assert st["bad"] == 1 and st["first"] == 5
+    assert fastcompare.status().startswith("off (RuntimeError: triton: out of resources")
+    assert reference.scaled_atol(1e-4, r) > 0
