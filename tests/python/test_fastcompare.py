@@ -45,7 +45,7 @@ CHECK = textwrap.dedent('''
 
     g = torch.Generator().manual_seed(7)
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
-        for n in (1, 1023, 1024, 5000):
+        for n in (1, 255, 257, 1024, 5000):
             r = torch.randn(n, generator=g).to(dtype)
             eps = torch.finfo(dtype).eps
             o = (r.double() + torch.randn(n, generator=g, dtype=torch.float64) * eps * 4).to(dtype)
@@ -65,6 +65,23 @@ CHECK = textwrap.dedent('''
                 check(f"{dtype} n={n} tol={atol},{rtol} equal", args[0], args[0].clone(), args[2], atol, rtol)
             for const in (0.0, 0.25, float("nan")):
                 check(f"{dtype} n={n} constant {const}", r.to(device), const, None, 1e-4, 1e-4)
+    # Few programs, each looping over many blocks (as at full size, where blocks outnumber
+    # MAX_PROGRAMS), the last step partly masked.
+    saved, fastcompare.MAX_PROGRAMS = fastcompare.MAX_PROGRAMS, 3
+    for n in (5000, 769):
+        r = torch.randn(n, generator=g)
+        o = r + torch.randn(n, generator=g) * 1e-6
+        o[n // 2] = float("nan")
+        o[n - 2] += 1
+        r64 = r.double()
+        check(f"looping n={n}", r.to(device), o.to(device), r64.to(device), 1e-4, 1e-4)
+        check(f"looping n={n} constant", r.to(device), 0.5, None, 1e-4, 1e-4)
+        sq, count, total = fastcompare.moments(o.to(device))
+        od = o.double()
+        report["checked"] += 1
+        if count != n - 1 or not math.isnan(total):
+            report["mismatch"].append(f"looping moments n={n}: {(sq, count, total)}")
+    fastcompare.MAX_PROGRAMS = saved
     # A reference without tolerance (atol = rtol = 0) and zeros: exact equality passes.
     z = torch.zeros(2000, device=device)
     check("zero tolerance, equal", z, z.clone(), None, 0.0, 0.0)
