@@ -37,6 +37,7 @@ struct EvalArgs {
   double scale = 1.0;
   std::optional<double> atol, rtol;
   bool compile_baseline = false, no_compile_baseline = false, no_timing = false, resume = false, quiet = false;
+  bool no_other_shape = false;  // --no-other-shape (a plain flag: CLI11 renders a negated one as "{false}")
   EvalOptions eval;
 };
 
@@ -310,10 +311,11 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--rounds", a->eval.timing.rounds,
                   "Interleaved timing rounds (candidate, eager, compile, candidate, ...)")->capture_default_str()
       ->check(CLI::Range(1, 16));
-  cmd->add_flag("!--no-other-shape", a->eval.other_shape,
+  cmd->add_flag("--no-other-shape", a->no_other_shape,
                 "Skip the correctness case with changed size constants (x0.75, odd)");
   cmd->add_flag("-q,--quiet", a->quiet, "No per-verdict progress lines");
   cmd->callback([a, &exit_code] {
+    a->eval.other_shape = !a->no_other_shape;
     run_eval(*a);
     exit_code = kExitOk;
   });

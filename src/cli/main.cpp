@@ -1,14 +1,61 @@
 // build/kgym: the command-line edge. Errors thrown inside kgym are translated here, once, into a
 // message on stderr and an exit code (commands.hpp).
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "kgym/error.hpp"
+
+namespace {
+
+/// Edit distance (insertions, deletions, substitutions) between two option names.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// For CLI11's "arguments were not expected": the first unknown option of the command that was
+/// run, and the command's closest long option (at most 2 edits away), or "" when none is close.
+/// "kgym eval --taks x" -> "kgym: error: unknown option '--taks' for 'kgym eval': did you mean '--task'?".
+std::string unknown_option_message(CLI::App& app, const std::vector<std::string>& extras) {
+  CLI::App* cmd = &app;
+  for (CLI::App* sub : app.get_subcommands()) cmd = sub;
+  for (const std::string& arg : extras) {
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    std::string best;
+    std::size_t best_d = 3;
+    for (const CLI::Option* opt : cmd->get_options()) {
+      for (const std::string& l : opt->get_lnames()) {
+        const std::size_t d = edit_distance(name, "--" + l);
+        if (d < best_d) best_d = d, best = "--" + l;
+      }
+    }
+    std::string where = cmd == &app ? "kgym" : "kgym " + cmd->get_name();
+    return "kgym: error: unknown option '" + name + "' for '" + where + "'" +
+           (best.empty() ? "" : ": did you mean '" + best + "'?") + " (" + where + " --help lists them)\n";
+  }
+  return "";
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace kgym::cli;
@@ -37,6 +84,11 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    const std::string msg = unknown_option_message(app, app.remaining(true));
+    if (msg.empty()) return app.exit(e) == 0 ? kExitOk : kExitInput;
+    std::fputs(msg.c_str(), stderr);
+    return kExitInput;
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitInput;
   } catch (const kgym::Error& e) {
