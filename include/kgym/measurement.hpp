@@ -60,6 +60,11 @@ struct CaseRecord {
   double atol = 0, rtol = 0;        ///< the tolerance tolerance_ratio was computed for
   std::int64_t nonfinite_mismatches = 0;  ///< NaN/Inf in the output where the reference is finite
   std::int64_t mismatches = 0;            ///< elements outside the tolerance (incl. non-finite)
+  /// Of `mismatches`, those the float64 cross-check does not cover (the reference, the output or
+  /// the float64 reference not finite there; all of them when it did not run). The float64 rule
+  /// (an output within atol of float64 is correct) needs 0 here: -1 when the reference did not
+  /// say (red team rt16: NaN where the reference had NaN replaced by 0 passed under that rule).
+  std::int64_t mismatches_outside_fp64 = -1;
   std::vector<std::int64_t> first_mismatch_index;  ///< multi-index of the first mismatch
   bool reference_finite = true;     ///< the reference output itself has no NaN/Inf
   /// Set only by the supervisor when the reference worker compared this case's output; a case

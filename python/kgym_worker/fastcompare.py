@@ -47,8 +47,8 @@ MAX_PROGRAMS = 8192  # programs per launch (each loops over its share)
 _F_MAX_ABS, _F_SUM_ABS, _F_MAX_REL, _F_RATIO, _F_E_C, _F_E_R, _F_S64, _F_LO, _F_HI = range(9)
 _N_F = 9
 # Columns of the int64 table.
-_I_BAD, _I_NONFIN, _I_REF_NONFIN, _I_FIN64, _I_FIRST = range(5)
-_N_I = 5
+_I_BAD, _I_NONFIN, _I_REF_NONFIN, _I_FIN64, _I_FIRST, _I_BAD_UNCHECKED = range(6)
+_N_I = 6
 
 
 _broken = None  # why the fused path was given up in this process (None while it works)
@@ -124,6 +124,7 @@ if triton is not None:
         n_nonfin = tl.zeros([BLOCK], tl.int64)
         n_ref_nonfin = tl.zeros([BLOCK], tl.int64)
         n_fin64 = tl.zeros([BLOCK], tl.int64)
+        n_bad_unchecked = tl.zeros([BLOCK], tl.int64)  # bad where the float64 cross-check does not look
         first = tl.full([BLOCK], _BIG_INDEX, tl.int64)
         it = 0
         while it < iters:  # (a while loop: Triton's interpreter cannot range() over an argument)
@@ -166,6 +167,7 @@ if triton is not None:
                 e_r = tl.maximum(e_r, tl.where(fin, tl.abs(rd - r64), 0.0))
                 s64 = tl.maximum(s64, tl.where(fin, tl.abs(r64), 0.0))
                 n_fin64 += fin.to(tl.int64)
+                n_bad_unchecked += (bad & (fin == 0)).to(tl.int64)
             it += 1
         fb = f_ptr + pid * 9
         tl.store(fb + 0, tl.max(max_abs, axis=0))
@@ -177,12 +179,13 @@ if triton is not None:
         tl.store(fb + 6, tl.max(s64, axis=0))
         tl.store(fb + 7, tl.max(lo, axis=0))
         tl.store(fb + 8, tl.min(hi, axis=0))
-        ib = i_ptr + pid * 5
+        ib = i_ptr + pid * 6
         tl.store(ib + 0, tl.sum(n_bad, axis=0))
         tl.store(ib + 1, tl.sum(n_nonfin, axis=0))
         tl.store(ib + 2, tl.sum(n_ref_nonfin, axis=0))
         tl.store(ib + 3, tl.sum(n_fin64, axis=0))
         tl.store(ib + 4, tl.min(first, axis=0))
+        tl.store(ib + 5, tl.sum(n_bad_unchecked, axis=0))
 
 
 def _grid(n: int) -> tuple:
@@ -216,7 +219,8 @@ def stats(r: torch.Tensor, o, r64, atol: float, rtol: float) -> dict:
     float64 reference ``r64`` when it is not None. All arithmetic in float64. Returns the same
     keys as ``reference.error_stats_torch`` (max_abs, sum_abs, max_rel, ratio, bad, nonfinite,
     first: the first bad flat index or -1) plus ref_nonfinite (non-finite elements of ``r``),
-    fin64 (elements finite in o, r and r64), e_c / e_r / s64 (the largest |o - r64|, |r - r64|,
+    fin64 (elements finite in o, r and r64), bad_outside_fp64 (bad elements outside those: the
+    float64 cross-check says nothing about them; all bad elements without r64), e_c / e_r / s64 (the largest |o - r64|, |r - r64|,
     |r64| over those; 0 when there are none), lo / hi (the largest r - tol and smallest r + tol
     over the finite elements of ``r``, tol = atol + rtol |r|: the interval one constant answer
     must lie in). Requires ``available(r, o, r64)``."""
@@ -242,10 +246,11 @@ def stats(r: torch.Tensor, o, r64, atol: float, rtol: float) -> dict:
                      fmax[_F_E_C], fmax[_F_E_R], fmax[_F_S64], fmax[_F_LO], ftab[:, _F_HI].amin()]).tolist()
     isum = itab.sum(dim=0)
     i = torch.stack([isum[_I_BAD], isum[_I_NONFIN], isum[_I_REF_NONFIN], isum[_I_FIN64],
-                     itab[:, _I_FIRST].amin()]).tolist()
+                     itab[:, _I_FIRST].amin(), isum[_I_BAD_UNCHECKED]]).tolist()
     return {"max_abs": f[0], "sum_abs": f[1], "max_rel": f[2], "ratio": min(f[3], 1e300),
             "bad": int(i[0]), "nonfinite": int(i[1]), "first": int(i[4]) if i[0] else -1,
-            "ref_nonfinite": int(i[2]), "fin64": int(i[3]), "e_c": f[4], "e_r": f[5], "s64": f[6],
+            "ref_nonfinite": int(i[2]), "fin64": int(i[3]), "bad_outside_fp64": int(i[5]) if has64 else int(i[0]),
+            "e_c": f[4], "e_r": f[5], "s64": f[6],
             "lo": f[7], "hi": f[8]}
 
 

@@ -144,7 +144,7 @@ def _error_stats(od, rd, atol, rtol) -> dict:
     return {"max_abs": float(diff.max()) if n else 0.0, "sum_abs": float(diff.sum()) if n else 0.0,
             "max_rel": float((diff / (rd.abs() + 1e-12)).where(both_fin, torch.zeros_like(rd)).max()) if n else 0.0,
             "ratio": min(float(ratio.max()), 1e300) if n else 0.0, "bad": nb, "nonfinite": int(nonfin_bad.sum()),
-            "first": int(bad.reshape(-1).nonzero()[0]) if nb else -1}
+            "first": int(bad.reshape(-1).nonzero()[0]) if nb else -1, "mask": bad}
 
 
 def output_stats_torch(r, o, r64, atol: float, rtol: float, chunk: int = COMPARE_CHUNK,
@@ -159,15 +159,16 @@ def output_stats_torch(r, o, r64, atol: float, rtol: float, chunk: int = COMPARE
     oflat = None if o_const else o.reshape(-1)
     r64flat = None if r64 is None else r64.reshape(-1)
     acc = {"max_abs": 0.0, "sum_abs": 0.0, "max_rel": 0.0, "ratio": 0.0, "bad": 0, "nonfinite": 0, "first": -1,
-           "ref_nonfinite": 0, "fin64": 0, "e_c": 0.0, "e_r": 0.0, "s64": 0.0, "lo": -math.inf, "hi": math.inf}
+           "ref_nonfinite": 0, "fin64": 0, "bad_outside_fp64": 0, "e_c": 0.0, "e_r": 0.0, "s64": 0.0, "lo": -math.inf, "hi": math.inf}
     for a, b in flat_slices(n, chunk):
         rd = rflat[a:b].double()
         od = torch.full_like(rd, float(o)) if o_const else oflat[a:b].double()
         st = _error_stats(od, rd, atol, rtol)
+        bad = st.pop("mask")
         if exact:
-            differs = rflat[a:b] != oflat[a:b]
-            st["bad"] = int(differs.sum())
-            st["first"] = int(differs.nonzero()[0]) if st["bad"] else -1
+            bad = rflat[a:b] != oflat[a:b]
+            st["bad"] = int(bad.sum())
+            st["first"] = int(bad.nonzero()[0]) if st["bad"] else -1
         for key in ("max_abs", "max_rel", "ratio"):
             acc[key] = max(acc[key], st[key])
         acc["sum_abs"] += st["sum_abs"]
@@ -190,8 +191,11 @@ def output_stats_torch(r, o, r64, atol: float, rtol: float, chunk: int = COMPARE
                 acc["e_r"] = max(acc["e_r"], float((rd - s64).abs()[fin].max()))
                 acc["s64"] = max(acc["s64"], float(s64.abs()[fin].max()))
             acc["fin64"] += k
+            acc["bad_outside_fp64"] += int((bad & ~fin).sum())
             del s64, fin
-        del rd, od
+        else:
+            acc["bad_outside_fp64"] += st["bad"]
+        del rd, od, bad
     return acc
 
 
@@ -421,7 +425,7 @@ class ReferenceWorker:
             return rec
         numel = 0
         max_abs = mean_sum = max_rel = ratio_max = 0.0
-        mismatches = nonfinite = 0
+        mismatches = nonfinite = outside_fp64 = 0
         first = []
         ref_finite = True
         fp64 = None  # (error, ref error, scale, eps) of the worst output
@@ -476,6 +480,7 @@ class ReferenceWorker:
             if r64 is not None and stats["fin64"]:
                 e_c, e_r, s64 = stats["e_c"], stats["e_r"], stats["s64"]
             mismatches += bad_here
+            outside_fp64 += stats["bad_outside_fp64"]
             numel += n
             if e_c is not None:
                 eps = float(torch.finfo(r.dtype).eps)
@@ -486,7 +491,7 @@ class ReferenceWorker:
                 trivial = self._trivial_passing(r, inputs, atol, rtol, task, chunk)
         rec.update(numel=numel, max_abs_error=max_abs, mean_abs_error=mean_sum / max(numel, 1),
                    max_rel_error=max_rel, tolerance_ratio=ratio_max, mismatches=mismatches,
-                   nonfinite_mismatches=nonfinite, first_mismatch_index=first,
+                   mismatches_outside_fp64=outside_fp64, nonfinite_mismatches=nonfinite, first_mismatch_index=first,
                    reference_finite=ref_finite)
         if fp64 is not None:
             rec.update(fp64_checked=True, fp64_error=fp64[0], fp64_reference_error=fp64[1],

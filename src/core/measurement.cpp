@@ -71,6 +71,7 @@ void to_json(nlohmann::json& j, const CaseRecord& v) {
        {"rtol", v.rtol},
        {"nonfinite_mismatches", v.nonfinite_mismatches},
        {"mismatches", v.mismatches},
+       {"mismatches_outside_fp64", v.mismatches_outside_fp64},
        {"first_mismatch_index", v.first_mismatch_index},
        {"reference_finite", v.reference_finite},
        {"compared", v.compared},
@@ -116,6 +117,7 @@ void from_json(const nlohmann::json& j, CaseRecord& v) {
   get_if(j, "rtol", v.rtol);
   get_if(j, "nonfinite_mismatches", v.nonfinite_mismatches);
   get_if(j, "mismatches", v.mismatches);
+  get_if(j, "mismatches_outside_fp64", v.mismatches_outside_fp64);
   get_if(j, "first_mismatch_index", v.first_mismatch_index);
   get_if(j, "reference_finite", v.reference_finite);
   get_if(j, "compared", v.compared);

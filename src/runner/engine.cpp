@@ -111,6 +111,7 @@ void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
   cr.rtol = h.value("rtol", 0.0);
   cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
   cr.mismatches = h.value("mismatches", std::int64_t{0});
+  cr.mismatches_outside_fp64 = h.value("mismatches_outside_fp64", std::int64_t{-1});
   cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
   cr.reference_finite = h.value("reference_finite", true);
   cr.fp64_checked = h.value("fp64_checked", false);

@@ -91,6 +91,7 @@ CaseRecord tf32_reference_case(double fp64_error) {
   CaseRecord c = good_case(0);
   c.numel = 1498176;
   c.mismatches = 464966;
+  c.mismatches_outside_fp64 = 0;  // every mismatch where the float64 cross-check looked
   c.max_abs_error = 9.62e-4;
   c.tolerance_ratio = 17.3;
   c.atol = 4.02584e-05;
@@ -118,6 +119,27 @@ TEST(Judge, OutputFarFromBothReferencesStaysIncorrect) {
   c.fp64_checked = false;  // no float64 reference (too large): the task-dtype reference decides
   n.cases.push_back(c);
   EXPECT_EQ(judge(n).outcome, Outcome::incorrect);
+}
+
+// Red team rt16 (CPU): log(randn) with NaN replaced by 0. Half the elements are wrong, all where
+// the reference is NaN, which the float64 cross-check skips, so its error (4.4e-7) was within
+// atol and the float64 rule excused every mismatch: passed. A mismatch outside the cross-check
+// (or a reference that did not say) now stands.
+TEST(Judge, TheFloat64RuleDoesNotExcuseMismatchesItDidNotCheck) {
+  Measurements m = loaded();
+  CaseRecord c = tf32_reference_case(4.4e-7);
+  c.mismatches = 32593;
+  c.mismatches_outside_fp64 = 32593;
+  m.cases.push_back(c);
+  EXPECT_EQ(judge(m).outcome, Outcome::incorrect);
+  Measurements one = loaded();
+  c.mismatches_outside_fp64 = 1;  // one is enough
+  one.cases.push_back(c);
+  EXPECT_EQ(judge(one).outcome, Outcome::incorrect);
+  Measurements unknown = loaded();
+  c.mismatches_outside_fp64 = -1;  // not reported
+  unknown.cases.push_back(c);
+  EXPECT_EQ(judge(unknown).outcome, Outcome::incorrect);
 }
 
 TEST(Judge, SupervisorWallClockBoundsAShrunkTimer) {
