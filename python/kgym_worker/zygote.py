@@ -58,6 +58,7 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         if req["role"] == "candidate":
             print(f"kgym signal scope: {_scope_signals()}", flush=True)
             _oom_score_adj(1000)  # out of memory, the kernel kills a candidate before kgym's own
+            print(f"kgym process calls: {_restrict_process_calls()}", flush=True)
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
@@ -188,6 +189,116 @@ def _scope_signals() -> str:
         return f"none (landlock_restrict_self: {err})"
     os.close(ruleset)
     return f"landlock abi {abi}"
+
+
+# x86_64 system call numbers the candidate may use on itself only (argument 0, the pid, is 0).
+_SELF_ONLY_ARG0 = {302: "prlimit64", 314: "sched_setattr", 144: "sched_setscheduler",
+                   142: "sched_setparam", 256: "migrate_pages", 279: "move_pages"}
+# ... whose argument 1 (who / pid) must be 0; setpriority also needs argument 0 (which) 0.
+_SELF_ONLY_ARG1 = {251: "ioprio_set", 298: "perf_event_open"}
+_SETPRIORITY = 141
+# ... never: another process's memory or file descriptors.
+_DENIED = {101: "ptrace", 310: "process_vm_readv", 311: "process_vm_writev", 438: "pidfd_getfd",
+           440: "process_madvise"}
+
+
+def seccomp_program() -> list:
+    """The candidate's seccomp filter as (code, jt, jf, k) BPF instructions (x86_64): the system
+    calls that act on another process by pid (scheduling policy and priority, resource limits,
+    memory placement, I/O priority, performance counters) fail with EPERM unless they name the
+    caller itself (pid 0), and those that read or write another process's memory or descriptors
+    always do. Every other call is allowed. Another architecture: allowed (no filter)."""
+    LD, JEQ, RET = 0x20, 0x15, 0x06
+    ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
+    prog = []  # entries: (code, jt, jf, k) with jt / jf as label names or 0
+
+    def label(name):
+        prog.append(("label", name))
+
+    prog += [(LD, 0, 0, 4), (JEQ, 0, "allow", 0xC000003E),  # arch == AUDIT_ARCH_X86_64
+             (LD, 0, 0, 0)]  # the call's number
+    for nr in _DENIED:
+        prog.append((JEQ, "deny", 0, nr))
+    for nr in _SELF_ONLY_ARG0:
+        prog.append((JEQ, "arg0", 0, nr))
+    for nr in _SELF_ONLY_ARG1:
+        prog.append((JEQ, "arg1", 0, nr))
+    prog.append((JEQ, "arg01", 0, _SETPRIORITY))
+    prog.append((RET, 0, 0, ALLOW))
+    label("arg01")
+    prog += [(LD, 0, 0, 16), (JEQ, 0, "deny", 0)]  # the low 32 bits: the kernel reads an int
+    label("arg1")
+    prog += [(LD, 0, 0, 24), (JEQ, "allow", "deny", 0)]
+    label("arg0")
+    prog += [(LD, 0, 0, 16), (JEQ, "allow", "deny", 0)]
+    label("deny")
+    prog.append((RET, 0, 0, EPERM))
+    label("allow")
+    prog.append((RET, 0, 0, ALLOW))
+    where, pc = {}, 0
+    for item in prog:
+        if item[0] == "label":
+            where[item[1]] = pc
+        else:
+            pc += 1
+    out, pc = [], 0
+    for item in prog:
+        if item[0] == "label":
+            continue
+        code, jt, jf, k = item
+        jt = where[jt] - pc - 1 if isinstance(jt, str) else jt
+        jf = where[jf] - pc - 1 if isinstance(jf, str) else jf
+        assert 0 <= jt < 256 and 0 <= jf < 256
+        out.append((code, jt, jf, k))
+        pc += 1
+    return out
+
+
+def _restrict_process_calls() -> str:
+    """Drops every capability (bounding, ambient, effective, permitted, inheritable) and installs
+    ``seccomp_program`` on every thread. What Landlock leaves open between processes of one user:
+    red team rt16 (CPU, session 11) throttled the reference worker with SCHED_DEADLINE
+    (sched_setattr on its threads: an honest-speed matmul passed at 11x, the reference 12x
+    slower, for every later candidate too), set its address-space limit to 1 MiB (prlimit: a
+    wrong candidate got task_error instead of incorrect, and so did the honest one after it) and
+    made the work folder immutable (an ioctl needing CAP_LINUX_IMMUTABLE: the next candidates
+    crashed while loading). Returns what was applied, or why not."""
+    import ctypes
+    import platform
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last cap, EPERM without CAP_SETPCAP)
+    libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+
+    class CapHeader(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class CapData(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    data = (CapData * 2)()
+    caps = "capabilities dropped" if libc.syscall(126, ctypes.byref(CapHeader(0x20080522, 0)), data) == 0 \
+        else f"capabilities kept ({os.strerror(ctypes.get_errno())})"  # capset, _LINUX_CAPABILITY_VERSION_3
+    if platform.machine() != "x86_64":
+        return f"{caps}; no seccomp filter on {platform.machine()}"
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
+
+    insns = seccomp_program()
+    filt = (SockFilter * len(insns))(*[SockFilter(*i) for i in insns])
+    fprog = SockFprog(len(insns), filt)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS (required without CAP_SYS_ADMIN)
+    # seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC): every thread of the process
+    if libc.syscall(317, 1, 1, ctypes.byref(fprog)) != 0:
+        return f"{caps}; no seccomp filter ({os.strerror(ctypes.get_errno())})"
+    return f"{caps}; seccomp filter on {len(_SELF_ONLY_ARG0) + len(_SELF_ONLY_ARG1) + 1} calls to self only, " \
+           f"{len(_DENIED)} denied"
 
 
 def _sweep_orphans(known: set, seconds: float = 10.0) -> None:

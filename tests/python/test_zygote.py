@@ -137,3 +137,50 @@ def test_a_sandboxed_candidate_may_move_files_between_its_own_folders():
     assert "renamed" in out.stdout
     assert "outside denied" in out.stdout
     assert "landlock abi" in out.stdout.split("|")[1]
+
+
+PROCESS_CALLS = textwrap.dedent('''
+    import ctypes, os, resource, subprocess, sys
+    sys.path.insert(0, sys.argv[1])
+    from kgym_worker import zygote
+    other = subprocess.Popen(["sleep", "30"])  # stands for the reference worker
+    print("applied:", zygote._restrict_process_calls())
+    def attempt(name, f):
+        try:
+            f()
+            print(name, "ok")
+        except PermissionError:
+            print(name, "denied")
+    attempt("prlimit_other", lambda: resource.prlimit(other.pid, resource.RLIMIT_AS, (1 << 20, 1 << 20)))
+    attempt("prlimit_self", lambda: resource.prlimit(0, resource.RLIMIT_CORE, (0, 0)))
+    attempt("setpriority_other", lambda: os.setpriority(os.PRIO_PROCESS, other.pid, 19))
+    attempt("setpriority_user", lambda: os.setpriority(os.PRIO_USER, 0, 19))
+    attempt("setpriority_self", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
+    attempt("sched_other", lambda: os.sched_setscheduler(other.pid, os.SCHED_IDLE, os.sched_param(0)))
+    attempt("sched_self", lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0)))
+    libc = ctypes.CDLL(None, use_errno=True)
+    print("ptrace_attach", "denied" if libc.syscall(101, 16, other.pid, 0, 0) != 0 else "ok")
+    caps = [l.split()[1] for l in open("/proc/self/status") if l.startswith(("CapEff", "CapPrm", "CapBnd"))]
+    print("caps", "none" if all(int(c, 16) == 0 for c in caps) else caps)
+    other.kill()
+''')
+
+
+def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
+    """zygote._restrict_process_calls (red team rt16, session 11): scheduling policy, priority,
+    resource limits and tracing of another process (the reference worker) fail with EPERM; the
+    same calls on the candidate itself still work; no capability is left."""
+    import platform
+    import pytest
+    if platform.machine() != "x86_64":
+        pytest.skip("the seccomp filter is written for x86_64")
+    out = subprocess.run([sys.executable, "-c", PROCESS_CALLS, str(ROOT / "python")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
+    assert "seccomp filter on" in out.stdout, out.stdout
+    for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach"):
+        assert got[name] == "denied", (name, out.stdout)
+    for name in ("prlimit_self", "setpriority_self", "sched_self"):
+        assert got[name] == "ok", (name, out.stdout)
+    assert got["caps"] == "none", out.stdout

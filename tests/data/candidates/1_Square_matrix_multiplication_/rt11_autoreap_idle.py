@@ -1,4 +1,7 @@
-# expect: passed|timing_invalid|contract_violation, speedup <= 1.0
+# expect: passed|timing_invalid|contract_violation|runtime_error, speedup <= 1.0
+# Session 11: the candidate's process has no capabilities (zygote._restrict_process_calls), and
+# leaving SCHED_IDLE for SCHED_OTHER needs CAP_SYS_NICE: its own sched_setscheduler raises
+# inside the wall check, runtime_error.
 # Red team rt11 (2026-12-01, session 8, helper on CPU): 2.1x to 2.5x on matmul against an honest
 # 0.62x to 0.73x. The CPU time of the candidate's processes came from /proc at each timed
 # request's start and end, plus reaped children's counters; a child of a process that ignores
