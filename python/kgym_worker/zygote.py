@@ -207,7 +207,8 @@ def seccomp_program() -> list:
     calls that act on another process by pid (scheduling policy and priority, resource limits,
     memory placement, I/O priority, performance counters) fail with EPERM unless they name the
     caller itself (pid 0), and those that read or write another process's memory or descriptors
-    always do. Every other call is allowed. Another architecture: allowed (no filter)."""
+    always do, as does every call through another ABI (i386's int 0x80, x32), whose numbers
+    differ and would pass the checks unseen. Every other call is allowed."""
     LD, JEQ, RET = 0x20, 0x15, 0x06
     ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
     prog = []  # entries: (code, jt, jf, k) with jt / jf as label names or 0
@@ -215,8 +216,10 @@ def seccomp_program() -> list:
     def label(name):
         prog.append(("label", name))
 
-    prog += [(LD, 0, 0, 4), (JEQ, 0, "allow", 0xC000003E),  # arch == AUDIT_ARCH_X86_64
-             (LD, 0, 0, 0)]  # the call's number
+    JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+    prog += [(LD, 0, 0, 4), (JEQ, 0, "deny", 0xC000003E),  # arch: not AUDIT_ARCH_X86_64 (int 0x80): refused
+             (LD, 0, 0, 0),  # the call's number
+             (JGE, "deny", 0, 0x40000000)]  # the x32 ABI's numbers (bit 30): refused
     for nr in _DENIED:
         prog.append((JEQ, "deny", 0, nr))
     for nr in _SELF_ONLY_ARG0:

@@ -184,3 +184,36 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     for name in ("prlimit_self", "setpriority_self", "sched_self"):
         assert got[name] == "ok", (name, out.stdout)
     assert got["caps"] == "none", out.stdout
+
+
+I386_GETPID = r'''
+#include <stdio.h>
+int main(void) {
+  long r;
+  __asm__ volatile ("int $0x80" : "=a"(r) : "a"(20L));  /* getpid through the i386 ABI */
+  printf("%ld\n", r);
+  return 0;
+}
+'''
+
+
+def test_the_i386_system_call_abi_is_refused(tmp_path):
+    """A call through `int 0x80` carries another architecture and other numbers: the filter
+    would not recognise prlimit or sched_setattr there, so every such call is refused."""
+    import platform
+    import shutil
+    import pytest
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if platform.machine() != "x86_64" or cc is None:
+        pytest.skip("needs x86_64 and a C compiler")
+    exe = tmp_path / "i386_getpid"
+    src = tmp_path / "i386_getpid.c"
+    src.write_text(I386_GETPID)
+    subprocess.run([cc, "-o", str(exe), str(src)], check=True, timeout=60)
+    assert int(subprocess.run([str(exe)], capture_output=True, text=True).stdout) > 0  # unfiltered: a pid
+    script = ("import subprocess, sys; sys.path.insert(0, sys.argv[1]); from kgym_worker import zygote; "
+              "zygote._restrict_process_calls(); print(subprocess.run([sys.argv[2]], capture_output=True, text=True).stdout)")
+    out = subprocess.run([sys.executable, "-c", script, str(ROOT / "python"), str(exe)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert int(out.stdout) == -1, out.stdout  # -EPERM
