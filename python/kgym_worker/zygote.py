@@ -47,7 +47,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             n = int(limits["address_space_bytes"])
             resource.setrlimit(resource.RLIMIT_AS, (n, n))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        # Landlock on every device; KGYM_SANDBOX=off lifts it on CUDA devices only. On the H200
+        # Landlock on every device; KGYM_SANDBOX=off lifts it (and _restrict_process_calls, not
+        # yet run on a GPU) on CUDA devices only. On the H200
         # (session 11) CUDA initialises under it with the process's own /proc entry writable
         # (bench/landlock_cuda_probe.py), and the GPU test's honest, example and adversarial
         # candidates kept their outcomes once Python's temporary folder followed TMPDIR.
@@ -58,7 +59,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         if req["role"] == "candidate":
             print(f"kgym signal scope: {_scope_signals()}", flush=True)
             _oom_score_adj(1000)  # out of memory, the kernel kills a candidate before kgym's own
-            print(f"kgym process calls: {_restrict_process_calls()}", flush=True)
+            if req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX", "landlock") != "off":
+                print(f"kgym process calls: {_restrict_process_calls()}", flush=True)
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
