@@ -1,7 +1,4 @@
-# expect: passed|timing_invalid|contract_violation|runtime_error, speedup <= 2.0
-# Session 11: the candidate's process has no capabilities (zygote._restrict_process_calls), and
-# leaving SCHED_IDLE for SCHED_OTHER needs CAP_SYS_NICE: its own sched_setscheduler raises
-# inside the wall check, runtime_error.
+# expect: passed|timing_invalid|contract_violation, speedup <= 2.0
 # Red team rt10 (2026-12-01, helper on CPU) against the busy clock: in the wall check the call
 # runs on a helper thread of the worker while the main thread, SCHED_IDLE and pinned to the
 # same CPU, spins runnable, so its time was run-queue wait, which the busy clock subtracts: 2.2x
@@ -70,7 +67,10 @@ class ModelNew(nn.Module):
             s["go"].set()
             while not box["done"]:
                 os.sched_yield()  # releases the GIL; runnable all along
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            try:  # back from SCHED_IDLE needs CAP_SYS_NICE, which a candidate has not had since session 11
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            except PermissionError:
+                pass
             out = box.pop("out")
             return out
         start = _orig()

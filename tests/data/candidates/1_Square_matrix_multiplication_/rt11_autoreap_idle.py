@@ -1,7 +1,4 @@
-# expect: passed|timing_invalid|contract_violation|runtime_error, speedup <= 1.0
-# Session 11: the candidate's process has no capabilities (zygote._restrict_process_calls), and
-# leaving SCHED_IDLE for SCHED_OTHER needs CAP_SYS_NICE: its own sched_setscheduler raises
-# inside the wall check, runtime_error.
+# expect: passed|timing_invalid|contract_violation, speedup <= 1.0
 # Red team rt11 (2026-12-01, session 8, helper on CPU): 2.1x to 2.5x on matmul against an honest
 # 0.62x to 0.73x. The CPU time of the candidate's processes came from /proc at each timed
 # request's start and end, plus reaped children's counters; a child of a process that ignores
@@ -129,7 +126,10 @@ class ModelNew(nn.Module):
             os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
             while _ctlv[k].item() < i + 1:
                 os.sched_yield()
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            try:  # back from SCHED_IDLE needs CAP_SYS_NICE, which a candidate has not had since session 11
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            except PermissionError:
+                pass
             os.sched_setaffinity(0, aff)
         return _outb[i * nb_out:(i + 1) * nb_out].view(torch.float32).view(shape)
 
