@@ -65,6 +65,10 @@ struct CaseRecord {
   /// (an output within atol of float64 is correct) needs 0 here: -1 when the reference did not
   /// say (red team rt16: NaN where the reference had NaN replaced by 0 passed under that rule).
   std::int64_t mismatches_outside_fp64 = -1;
+  /// Over the outputs, the largest float64 error divided by that output's own scaled atol (the
+  /// float64 rule needs <= 1); -1 when not reported. One atol for all outputs let a wrong softmax
+  /// beside a larger output pass (red team rt17).
+  double fp64_atol_ratio = -1;
   std::vector<std::int64_t> first_mismatch_index;  ///< multi-index of the first mismatch
   bool reference_finite = true;     ///< the reference output itself has no NaN/Inf
   /// Set only by the supervisor when the reference worker compared this case's output; a case

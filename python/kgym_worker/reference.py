@@ -426,6 +426,7 @@ class ReferenceWorker:
         numel = 0
         max_abs = mean_sum = max_rel = ratio_max = 0.0
         mismatches = nonfinite = outside_fp64 = 0
+        fp64_atol_ratio = 0.0  # the largest float64 error / that output's own scaled atol
         first = []
         ref_finite = True
         fp64 = None  # (error, ref error, scale, eps) of the worst output
@@ -479,6 +480,7 @@ class ReferenceWorker:
             e_c = e_r = s64 = None  # float64 cross-check maxima over the finite elements
             if r64 is not None and stats["fin64"]:
                 e_c, e_r, s64 = stats["e_c"], stats["e_r"], stats["s64"]
+                fp64_atol_ratio = max(fp64_atol_ratio, e_c / atol if atol > 0 else (0.0 if e_c == 0 else 1e300))
             mismatches += bad_here
             outside_fp64 += stats["bad_outside_fp64"]
             numel += n
@@ -495,7 +497,7 @@ class ReferenceWorker:
                    reference_finite=ref_finite)
         if fp64 is not None:
             rec.update(fp64_checked=True, fp64_error=fp64[0], fp64_reference_error=fp64[1],
-                       fp64_scale=fp64[2], dtype_eps=fp64[3])
+                       fp64_scale=fp64[2], dtype_eps=fp64[3], fp64_atol_ratio=min(fp64_atol_ratio, 1e300))
         if trivial is not None:
             rec["trivial_passing"] = trivial
         return rec

@@ -60,7 +60,7 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             print(f"kgym signal scope: {_scope_signals()}", flush=True)
             _oom_score_adj(1000)  # out of memory, the kernel kills a candidate before kgym's own
             if req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX", "landlock") != "off":
-                print(f"kgym process calls: {_restrict_process_calls()}", flush=True)
+                print(f"kgym process calls: {_restrict_process_calls(req['device'] == 'cpu')}", flush=True)
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
@@ -195,13 +195,20 @@ def _scope_signals() -> str:
 
 # x86_64 system call numbers the candidate may use on itself only (argument 0, the pid, is 0).
 _SELF_ONLY_ARG0 = {302: "prlimit64", 314: "sched_setattr", 144: "sched_setscheduler",
-                   142: "sched_setparam", 256: "migrate_pages", 279: "move_pages"}
+                   142: "sched_setparam", 203: "sched_setaffinity", 256: "migrate_pages", 279: "move_pages"}
 # ... whose argument 1 (who / pid) must be 0; setpriority also needs argument 0 (which) 0.
 _SELF_ONLY_ARG1 = {251: "ioprio_set", 298: "perf_event_open"}
 _SETPRIORITY = 141
 # ... never: another process's memory or file descriptors.
 _DENIED = {101: "ptrace", 310: "process_vm_readv", 311: "process_vm_writev", 438: "pidfd_getfd",
-           440: "process_madvise"}
+           440: "process_madvise", 308: "setns", 248: "add_key", 249: "request_key", 250: "keyctl"}
+# ... not with CLONE_NEWUSER in argument 0's flags: a new user namespace holds every capability
+# inside it, and the kernel's same-owner checks (sched_setaffinity on another process) accept
+# them (red team rt17: the reference pinned to one busy CPU, 1.53x). clone3 passes its flags in
+# memory a filter cannot read: it answers ENOSYS, and glibc falls back to clone.
+_NO_NEW_USER_NS = {56: "clone", 272: "unshare"}
+_CLONE3 = 435
+_CLONE_NEWUSER = 0x10000000
 
 
 def seccomp_program() -> list:
@@ -218,12 +225,15 @@ def seccomp_program() -> list:
     def label(name):
         prog.append(("label", name))
 
-    JGE = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+    JGE, JSET = 0x35, 0x45  # BPF_JMP | BPF_JGE / BPF_JSET | BPF_K
     prog += [(LD, 0, 0, 4), (JEQ, 0, "deny", 0xC000003E),  # arch: not AUDIT_ARCH_X86_64 (int 0x80): refused
              (LD, 0, 0, 0),  # the call's number
              (JGE, "deny", 0, 0x40000000)]  # the x32 ABI's numbers (bit 30): refused
     for nr in _DENIED:
         prog.append((JEQ, "deny", 0, nr))
+    for nr in _NO_NEW_USER_NS:
+        prog.append((JEQ, "newuser", 0, nr))
+    prog.append((JEQ, "enosys", 0, _CLONE3))
     for nr in _SELF_ONLY_ARG0:
         prog.append((JEQ, "arg0", 0, nr))
     for nr in _SELF_ONLY_ARG1:
@@ -236,6 +246,10 @@ def seccomp_program() -> list:
     prog += [(LD, 0, 0, 24), (JEQ, "allow", "deny", 0)]
     label("arg0")
     prog += [(LD, 0, 0, 16), (JEQ, "allow", "deny", 0)]
+    label("newuser")
+    prog += [(LD, 0, 0, 16), (JSET, "deny", "allow", _CLONE_NEWUSER)]
+    label("enosys")
+    prog.append((RET, 0, 0, 0x00050000 | 38))  # SECCOMP_RET_ERRNO | ENOSYS
     label("deny")
     prog.append((RET, 0, 0, EPERM))
     label("allow")
@@ -259,7 +273,7 @@ def seccomp_program() -> list:
     return out
 
 
-def _restrict_process_calls() -> str:
+def _restrict_process_calls(ipc_namespace: bool = False) -> str:
     """Drops every capability (bounding, ambient, effective, permitted, inheritable) and installs
     ``seccomp_program`` on every thread. What Landlock leaves open between processes of one user:
     red team rt16 (CPU, session 11) throttled the reference worker with SCHED_DEADLINE
@@ -272,6 +286,14 @@ def _restrict_process_calls() -> str:
     import platform
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
+    # SysV shared memory, semaphores and message queues of its own (CPU): they outlived the
+    # candidate and kgym (red team rt17: a 256 MiB segment and a queue), a channel to later
+    # candidates and memory outside its address-space limit. On CUDA devices not yet: whether
+    # CUDA IPC to the reference works from another IPC namespace is unverified.
+    ipc = ""
+    if ipc_namespace:
+        ipc = "own IPC namespace; " if libc.unshare(0x08000000) == 0 else \
+            f"no IPC namespace ({os.strerror(ctypes.get_errno())}); "  # CLONE_NEWIPC
     for cap in range(64):
         libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP (EINVAL past the last cap, EPERM without CAP_SETPCAP)
     libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
@@ -284,8 +306,8 @@ def _restrict_process_calls() -> str:
                     ("inheritable", ctypes.c_uint32)]
 
     data = (CapData * 2)()
-    caps = "capabilities dropped" if libc.syscall(126, ctypes.byref(CapHeader(0x20080522, 0)), data) == 0 \
-        else f"capabilities kept ({os.strerror(ctypes.get_errno())})"  # capset, _LINUX_CAPABILITY_VERSION_3
+    caps = ipc + ("capabilities dropped" if libc.syscall(126, ctypes.byref(CapHeader(0x20080522, 0)), data) == 0
+                  else f"capabilities kept ({os.strerror(ctypes.get_errno())})")  # capset, _LINUX_CAPABILITY_VERSION_3
     if platform.machine() != "x86_64":
         return f"{caps}; no seccomp filter on {platform.machine()}"
 
@@ -303,7 +325,7 @@ def _restrict_process_calls() -> str:
     if libc.syscall(317, 1, 1, ctypes.byref(fprog)) != 0:
         return f"{caps}; no seccomp filter ({os.strerror(ctypes.get_errno())})"
     return f"{caps}; seccomp filter on {len(_SELF_ONLY_ARG0) + len(_SELF_ONLY_ARG1) + 1} calls to self only, " \
-           f"{len(_DENIED)} denied"
+           f"{len(_DENIED)} denied, no new user namespace"
 
 
 def _sweep_orphans(known: set, seconds: float = 10.0) -> None:

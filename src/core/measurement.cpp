@@ -72,6 +72,7 @@ void to_json(nlohmann::json& j, const CaseRecord& v) {
        {"nonfinite_mismatches", v.nonfinite_mismatches},
        {"mismatches", v.mismatches},
        {"mismatches_outside_fp64", v.mismatches_outside_fp64},
+       {"fp64_atol_ratio", v.fp64_atol_ratio},
        {"first_mismatch_index", v.first_mismatch_index},
        {"reference_finite", v.reference_finite},
        {"compared", v.compared},
@@ -118,6 +119,7 @@ void from_json(const nlohmann::json& j, CaseRecord& v) {
   get_if(j, "nonfinite_mismatches", v.nonfinite_mismatches);
   get_if(j, "mismatches", v.mismatches);
   get_if(j, "mismatches_outside_fp64", v.mismatches_outside_fp64);
+  get_if(j, "fp64_atol_ratio", v.fp64_atol_ratio);
   get_if(j, "first_mismatch_index", v.first_mismatch_index);
   get_if(j, "reference_finite", v.reference_finite);
   get_if(j, "compared", v.compared);

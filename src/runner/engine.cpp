@@ -46,7 +46,11 @@ namespace {
 /// run beside the timing). Other evaluations' loads and builds only wait.
 class QuietDevice {
  public:
-  QuietDevice(std::shared_mutex& quiet, const std::function<std::vector<pid_t>()>& scan) : lock_(quiet), paused_(scan) {}
+  QuietDevice(std::shared_mutex& quiet, const std::function<std::vector<pid_t>()>& scan) : lock_(quiet), paused_(scan) {
+    for (const auto& k : paused_.killed())
+      spdlog::warn("kgym: process {} did not stop within {} ms of SIGSTOP before a timing and was killed", k,
+                   PausedTree::kStopLimitMs);
+  }
 
  private:
   std::unique_lock<std::shared_mutex> lock_;
@@ -112,6 +116,7 @@ void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
   cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
   cr.mismatches = h.value("mismatches", std::int64_t{0});
   cr.mismatches_outside_fp64 = h.value("mismatches_outside_fp64", std::int64_t{-1});
+  cr.fp64_atol_ratio = h.value("fp64_atol_ratio", -1.0);
   cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
   cr.reference_finite = h.value("reference_finite", true);
   cr.fp64_checked = h.value("fp64_checked", false);

@@ -424,6 +424,47 @@ PausedTree::PausedTree(const std::function<std::vector<pid_t>()>& scan) {
       }
     if (!found && pass >= 1) break;
   }
+  await_stopped(kStopLimitMs);
+}
+
+namespace {
+/// True when every thread of `pid` is stopped (T/t), exiting (Z/X) or gone.
+bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;  // the thread is gone
+    const auto close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) continue;
+    const char state = line[close + 2];
+    if (state != 'T' && state != 't' && state != 'Z' && state != 'X') return false;
+  }
+  return true;
+}
+}  // namespace
+
+void PausedTree::await_stopped(double limit_ms) {
+  using clock = std::chrono::steady_clock;
+  auto wait_for = [&](double ms) {
+    const auto deadline = clock::now() + std::chrono::duration<double, std::milli>(ms);
+    std::vector<pid_t> running;
+    do {
+      running.clear();
+      for (pid_t p : pids_)
+        if (!all_threads_stopped(p)) running.push_back(p);
+      if (running.empty()) break;
+      ::usleep(500);
+    } while (clock::now() < deadline);
+    return running;
+  };
+  for (pid_t p : wait_for(limit_ms)) {
+    std::string comm;
+    std::ifstream(fs::path("/proc") / std::to_string(p) / "comm") >> comm;
+    ::kill(p, SIGKILL);
+    killed_.push_back(std::to_string(p) + " (" + comm + ")");
+  }
+  if (!killed_.empty()) wait_for(limit_ms);
 }
 
 PausedTree::~PausedTree() { release(); }

@@ -110,6 +110,11 @@ double stopped_ms(pid_t pid);
 /// most 16 passes), so that a process forked during a pass, or a chain that keeps re-forking,
 /// is stopped too. A GPU kernel already queued by such a process keeps running: see
 /// foreign_gpu_holders. Each stop is entered in the ledger `stopped_ms` reads.
+/// SIGSTOP takes effect when a thread next leaves the kernel: the constructor waits until every
+/// thread of every stopped process is stopped, and a process still running after
+/// `kStopLimitMs` is killed (SIGKILL also ends the waits SIGSTOP sits out). Red team rt17
+/// (CPU, session 11): children in a one-second madvise(MADV_POPULATE_READ) kept running through
+/// the stop and slowed the eager baseline: a matmul at eager's speed passed at 1.67x.
 class PausedTree {
  public:
   PausedTree(pid_t root, pid_t zygote, pid_t keep);
@@ -118,14 +123,20 @@ class PausedTree {
   ~PausedTree();
   PausedTree(const PausedTree&) = delete;
   PausedTree& operator=(const PausedTree&) = delete;
+  /// How long a process may take to stop before it is killed (ms).
+  static constexpr double kStopLimitMs = 2000;
   /// The pids stopped.
   const std::vector<pid_t>& pids() const { return pids_; }
+  /// "pid (comm)" of each process killed because it did not stop within kStopLimitMs.
+  const std::vector<std::string>& killed() const { return killed_; }
   /// Continues them now (the destructor then does nothing): the CPU wall check starts its clocks
   /// before the candidate can run again.
   void release();
 
  private:
+  void await_stopped(double limit_ms);
   std::vector<pid_t> pids_;
+  std::vector<std::string> killed_;
 };
 
 }  // namespace kgym::runner

@@ -158,8 +158,16 @@ PROCESS_CALLS = textwrap.dedent('''
     attempt("setpriority_self", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1))
     attempt("sched_other", lambda: os.sched_setscheduler(other.pid, os.SCHED_IDLE, os.sched_param(0)))
     attempt("sched_self", lambda: os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0)))
+    attempt("affinity_other", lambda: os.sched_setaffinity(other.pid, {0}))
+    attempt("affinity_self", lambda: os.sched_setaffinity(0, os.sched_getaffinity(0)))
     libc = ctypes.CDLL(None, use_errno=True)
     print("ptrace_attach", "denied" if libc.syscall(101, 16, other.pid, 0, 0) != 0 else "ok")
+    print("new_user_ns", "denied" if libc.unshare(0x10000000) != 0 else "ok")  # CLONE_NEWUSER
+    import threading
+    box = []
+    t = threading.Thread(target=lambda: box.append(1))
+    t.start(); t.join()
+    print("thread", "ok" if box else "failed")  # pthread_create: clone3 answers ENOSYS, clone works
     caps = [l.split()[1] for l in open("/proc/self/status") if l.startswith(("CapEff", "CapPrm", "CapBnd"))]
     print("caps", "none" if all(int(c, 16) == 0 for c in caps) else caps)
     other.kill()
@@ -179,9 +187,10 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     assert out.returncode == 0, out.stderr[-2000:]
     got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
     assert "seccomp filter on" in out.stdout, out.stdout
-    for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach"):
+    for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach",
+                 "affinity_other", "new_user_ns"):
         assert got[name] == "denied", (name, out.stdout)
-    for name in ("prlimit_self", "setpriority_self", "sched_self"):
+    for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread"):
         assert got[name] == "ok", (name, out.stdout)
     assert got["caps"] == "none", out.stdout
 

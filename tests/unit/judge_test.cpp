@@ -92,6 +92,7 @@ CaseRecord tf32_reference_case(double fp64_error) {
   c.numel = 1498176;
   c.mismatches = 464966;
   c.mismatches_outside_fp64 = 0;  // every mismatch where the float64 cross-check looked
+  c.fp64_atol_ratio = fp64_error / c.atol;
   c.max_abs_error = 9.62e-4;
   c.tolerance_ratio = 17.3;
   c.atol = 4.02584e-05;
@@ -138,6 +139,22 @@ TEST(Judge, TheFloat64RuleDoesNotExcuseMismatchesItDidNotCheck) {
   EXPECT_EQ(judge(one).outcome, Outcome::incorrect);
   Measurements unknown = loaded();
   c.mismatches_outside_fp64 = -1;  // not reported
+  unknown.cases.push_back(c);
+  EXPECT_EQ(judge(unknown).outcome, Outcome::incorrect);
+}
+
+// Red team rt17 (CPU): a task returning (2x, softmax(20x)); the candidate adds 6e-6 to every
+// softmax weight. The case's atol was the first output's (2e-4), so the worst output's float64
+// error (6e-6) looked small beside it and the rule excused the softmax's mismatches: passed.
+TEST(Judge, TheFloat64RuleTakesEachOutputsOwnTolerance) {
+  Measurements m = loaded();
+  CaseRecord c = tf32_reference_case(6e-6);
+  c.atol = 2e-4;              // output 0's
+  c.fp64_atol_ratio = 4.1;    // the softmax: 6e-6 against its own 1.45e-6
+  m.cases.push_back(c);
+  EXPECT_EQ(judge(m).outcome, Outcome::incorrect);
+  Measurements unknown = loaded();
+  c.fp64_atol_ratio = -1;     // not reported: the rule does not apply
   unknown.cases.push_back(c);
   EXPECT_EQ(judge(unknown).outcome, Outcome::incorrect);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <filesystem>
@@ -273,3 +274,48 @@ TEST(ProcTreeQuiet, TheStopLedgerCountsWhileAndAfterAProcessIsStopped) {
 }
 
 }  // namespace
+
+namespace {
+/// State letter of every thread of `pid` ('?' when gone).
+std::string thread_states(pid_t pid) {
+  std::string out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size()) out += line[close + 2];
+  }
+  return out.empty() ? "?" : out;
+}
+}  // namespace
+
+// Red team rt17 (CPU, session 11): a child inside one long madvise(MADV_POPULATE_READ) (about 1 s
+// of kernel time over 8 GiB of unbacked address space) went on running for a second after
+// SIGSTOP, beside the eager baseline the pause was for. The stop now waits until every thread is
+// stopped (or kills the process after PausedTree::kStopLimitMs).
+TEST(ProcTreeQuiet, AStopWaitsForAProcessInsideALongSystemCall) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const std::size_t n = std::size_t{8} << 30;
+    for (;;) {
+      void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) ::_exit(2);
+      if (::madvise(p, n, 22 /* MADV_POPULATE_READ */) != 0 && errno == EINVAL) ::_exit(3);  // kernel < 5.14
+      ::munmap(p, n);
+    }
+  }
+  ::usleep(300 * 1000);
+  int status = 0;
+  if (::waitpid(child, &status, WNOHANG) == child) GTEST_SKIP() << "MADV_POPULATE_READ unavailable";
+  std::string states;
+  {
+    kgym::runner::PausedTree paused([&] { return std::vector<pid_t>{child}; });
+    states = thread_states(child);  // right after the constructor: stopped (T) or killed (Z)
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(states.find_first_not_of("TtZX?") == std::string::npos) << "thread states: " << states;
+}

@@ -4,7 +4,7 @@ import torch.nn as nn
 
 class Model(nn.Module):
     """Natural log of normal inputs: NaN where an input is negative (about half the elements).
-    A reference with NaN in it, for the non-finite comparison rules (tests/integration/test_nonfinite_reference.sh)."""
+    A reference with NaN in it, for the non-finite comparison rules (tests/integration/test_float64_rule.sh)."""
 
     def __init__(self):
         super().__init__()
