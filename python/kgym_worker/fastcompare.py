@@ -21,8 +21,8 @@ Two kernels:
 
 Only the reference worker uses them (a trusted process; its Triton cache is below its own work
 folder, ``HOME``, which a candidate under the sandbox cannot write). ``available`` says where they
-apply: a CUDA tensor and Triton importable, or Triton's interpreter (``TRITON_INTERPRET=1``, the
-CPU tests of tests/python/test_fastcompare.py, which check both paths give the same figures).
+apply: a CUDA tensor and Triton importable, or Triton's interpreter (``TRITON_INTERPRET=1`` with
+``KGYM_FASTCOMPARE_INTERPRET=1``, the CPU tests of tests/python/test_fastcompare.py, which check both paths give the same figures).
 """
 from __future__ import annotations
 
@@ -55,7 +55,10 @@ _broken = None  # why the fused path was given up in this process (None while it
 
 
 def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "") == "1"
+    """Triton's interpreter on CPU tensors, for the tests only (both variables set): a user's
+    TRITON_INTERPRET=1, which lets Triton candidates run on the CPU, leaves the reference's
+    comparisons on the torch path."""
+    return os.environ.get("TRITON_INTERPRET", "") == "1" and os.environ.get("KGYM_FASTCOMPARE_INTERPRET", "") == "1"
 
 
 def available(*tensors) -> bool:

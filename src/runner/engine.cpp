@@ -201,6 +201,7 @@ struct Engine::Impl {
   std::string worker_device;  ///< the device as a worker sees it ("cpu" / "cuda:0")
   std::string visible_gpu;    ///< CUDA_VISIBLE_DEVICES for workers, "" on cpu
   fs::path work_dir, cache_dir;
+  bool own_work_dir = false;  // made here (mkdtemp): removed with the engine unless KGYM_KEEP_WORK=1
   std::unique_ptr<runner::Zygote> zygote;
   std::mutex device_mutex;              ///< held for the cases and timing of one evaluation
   std::unique_ptr<Worker> reference;    ///< guarded by device_mutex
@@ -211,6 +212,19 @@ struct Engine::Impl {
   /// while a candidate worker is spawned.
   std::shared_mutex quiet_mutex;
   std::atomic<int> counter{0};
+
+  /// The workers stop first; then the temporary work folder goes (worker logs, the CPU wall
+  /// check's input files: 26 MB for a four-candidate ReLU run, and every run used to leave its
+  /// folder in /tmp). KGYM_KEEP_WORK=1 keeps it, for the logs a message names.
+  ~Impl() {
+    reference.reset();
+    zygote.reset();
+    const char* keep = std::getenv("KGYM_KEEP_WORK");
+    if (own_work_dir && !(keep && std::string(keep) == "1")) {
+      std::error_code ec;
+      fs::remove_all(work_dir, ec);
+    }
+  }
 
   explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
     const std::string& d = options.device;
@@ -232,6 +246,7 @@ struct Engine::Impl {
       std::string tmpl = (fs::temp_directory_path() / "kgym-XXXXXX").string();
       if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::worker, "cannot create a temporary work directory");
       work_dir = tmpl;
+      own_work_dir = true;
     } else {
       work_dir = options.work_dir;
     }
