@@ -35,8 +35,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 /// run, and the command's closest long option (at most 2 edits away), or "" when none is close.
 /// "kgym eval --taks x" -> "kgym: error: unknown option '--taks' for 'kgym eval': did you mean '--task'?".
 std::string unknown_option_message(CLI::App& app, const std::vector<std::string>& extras) {
-  CLI::App* cmd = &app;
-  for (CLI::App* sub : app.get_subcommands()) cmd = sub;
+  CLI::App* cmd = &app;  // the deepest command that was run ("kgym tasks list")
+  for (auto parsed = app.get_subcommands(); !parsed.empty(); parsed = cmd->get_subcommands()) cmd = parsed.back();
   for (const std::string& arg : extras) {
     if (arg.size() < 2 || arg[0] != '-') continue;
     const std::string name = arg.substr(0, arg.find('='));
@@ -48,7 +48,9 @@ std::string unknown_option_message(CLI::App& app, const std::vector<std::string>
         if (d < best_d) best_d = d, best = "--" + l;
       }
     }
-    std::string where = cmd == &app ? "kgym" : "kgym " + cmd->get_name();
+    std::string where;
+    for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) where = " " + a->get_name() + where;
+    where = "kgym" + where;
     return "kgym: error: unknown option '" + name + "' for '" + where + "'" +
            (best.empty() ? "" : ": did you mean '" + best + "'?") + " (" + where + " --help lists them)\n";
   }
@@ -69,18 +71,29 @@ int main(int argc, char** argv) {
   add_serve_command(app, exit_code);
   add_report_command(app, exit_code);
   add_generate_command(app, exit_code);
-  // A misspelt command ("evl") would otherwise read "A subcommand is required".
-  const CLI::App& commands = app;
-  const auto subs = commands.get_subcommands([](const CLI::App*) { return true; });
-  std::string names;
-  bool known = false;
-  for (const auto* sub : subs) {
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-    known = known || (argc > 1 && sub->get_name() == argv[1]);
-  }
-  if (argc > 1 && argv[1][0] != '-' && !known) {
-    std::fprintf(stderr, "kgym: error: unknown command '%s': use one of %s (kgym --help)\n", argv[1], names.c_str());
-    return kExitInput;
+  // A misspelt command ("evl", "tasks lst") would otherwise read "A subcommand is required".
+  // Walks the command words given: each must name a command of the level above when that level
+  // has commands.
+  {
+    const CLI::App* level = &app;
+    std::string path = "kgym";
+    for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+      const auto subs = level->get_subcommands([](const CLI::App*) { return true; });
+      if (subs.empty()) break;
+      const CLI::App* next = nullptr;
+      std::string names;
+      for (const auto* sub : subs) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        if (sub->get_name() == argv[i]) next = sub;
+      }
+      if (!next) {
+        std::fprintf(stderr, "kgym: error: unknown command '%s'%s: use one of %s (%s --help)\n", argv[i],
+                     level == &app ? "" : (" for '" + path + "'").c_str(), names.c_str(), path.c_str());
+        return kExitInput;
+      }
+      level = next;
+      path += " " + next->get_name();
+    }
   }
   try {
     app.parse(argc, argv);

@@ -29,6 +29,9 @@ expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device 
 # Rejected before anything starts (no "starting workers" banner), and a misspelt command named.
 if grep -q "starting workers" "$T/err"; then echo "FAIL: --device tpu printed the start banner"; fail=1; else echo "ok: no banner on a bad device"; fi
 expect 2 "unknown command 'evl': use one of eval" -- "$KGYM" evl --suite "$S"
+expect 2 "unknown command 'lst' for 'kgym tasks': use one of list" -- "$KGYM" tasks lst
+expect 2 "unknown option '--taks' for 'kgym eval': did you mean '--tasks'" -- "$KGYM" eval --taks L1/19 --suite "$S"
+expect 2 "unknown option '--bogus' for 'kgym tasks list'" -- "$KGYM" tasks list --bogus
 expect 2 "unknown --profile 'bogus'" -- "$KGYM" eval --suite "$S" --candidates "$C" --policy-profile bogus --out "$T/a.jsonl"
 # An unusable device must not leave an empty verdict file behind (nor truncate an existing one).
 if [ -e "$T/dev.jsonl" ]; then echo "FAIL: --device tpu created $T/dev.jsonl"; fail=1; else echo "ok: no verdict file on a bad device"; fi
