@@ -97,31 +97,37 @@ def flat_slices(n: int, chunk: int = COMPARE_CHUNK):
         yield a, min(n, a + chunk)
 
 
+def moments(x, chunk: int = COMPARE_CHUNK, fused: bool = True) -> tuple:
+    """(sum of squares of the finite elements, number of finite elements, sum of all elements) of
+    ``x`` (any floating dtype and shape), in float64: ``fastcompare.moments``, one fused pass, on
+    a GPU; float64 slices of ``chunk`` elements otherwise, and always with ``fused`` False (the
+    candidate's process, where Triton's launcher is not fingerprinted). A Triton failure turns
+    the fused path off (``fastcompare.give_up``) and the slices answer."""
+    if fused and fastcompare.available(x):
+        try:
+            return fastcompare.moments(x)
+        except Exception as exc:  # noqa: BLE001 - a Triton failure: the torch path from now on
+            fastcompare.give_up(exc)
+    flat = x.reshape(-1)
+    sq, count, total = 0.0, 0, 0.0
+    for a, b in flat_slices(flat.numel(), chunk):
+        part = flat[a:b].double()
+        fin = part[torch.isfinite(part)]
+        count += fin.numel()
+        sq += float(fin.square().sum())
+        total += float(part.sum())
+    return sq, count, total
+
+
 def scaled_atol(atol: float, rd, chunk: int = COMPARE_CHUNK, fused: bool = True) -> float:
     """atol x the output's magnitude (root mean square of the finite reference values; atol
     itself for an all-zero reference). Tiny outputs (softmax over a wide row) no longer accept
     zeros (H20); large ones (sums, GEMMs on x3 inputs) no longer reject honest rounding.
-    ``rd``: the reference output, any floating dtype and shape (read in float64: one fused pass
-    on a GPU, ``fastcompare.moments``; float64 slices of ``chunk`` elements otherwise, and always
-    with ``fused`` False: the candidate's process, where Triton's launcher is not fingerprinted)."""
-    done = False
-    if fused and fastcompare.available(rd):
-        try:
-            total, count, _ = fastcompare.moments(rd)
-            done = True
-        except Exception as exc:  # noqa: BLE001 - a Triton failure: the torch path from now on
-            fastcompare.give_up(exc)
-    if not done:
-        flat = rd.reshape(-1)
-        total, count = 0.0, 0
-        for a, b in flat_slices(flat.numel(), chunk):
-            x = flat[a:b].double()
-            fin = x[torch.isfinite(x)]
-            count += fin.numel()
-            total += float(fin.square().sum())
+    ``rd``: the reference output, any floating dtype and shape (read by ``moments``)."""
+    sq, count, _ = moments(rd, chunk, fused)
     if count == 0:
         return atol
-    rms = math.sqrt(total / count)
+    rms = math.sqrt(sq / count)
     return atol * rms if rms > 0 else atol
 
 
@@ -516,17 +522,7 @@ class ReferenceWorker:
         xflat = ins[0].reshape(-1) if ins else None
         mean = None
         if xflat is not None:
-            total = None
-            if fastcompare.available(xflat):
-                try:
-                    total = fastcompare.moments(xflat)[2]
-                except Exception as exc:  # noqa: BLE001
-                    fastcompare.give_up(exc)
-            if total is None:
-                total = 0.0
-                for a, b in flat_slices(xflat.numel(), chunk):
-                    total += float(xflat[a:b].double().sum())
-            mean = total / xflat.numel() if xflat.numel() else float("nan")
+            mean = moments(xflat, chunk)[2] / xflat.numel() if xflat.numel() else float("nan")
         names = ["zeros"] + (["input"] if xflat is not None and xflat.numel() == n else []) + \
             (["mean"] if mean is not None else [])
         answers = {"zeros": 0.0, "input": xflat, "mean": mean}

@@ -85,6 +85,26 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             os._exit(code)
 
 
+def _landlock_allow(libc, ruleset: int, path: str, rights: int) -> int:
+    """Adds a Landlock rule to ``ruleset``: ``rights`` (LANDLOCK_ACCESS_FS_* bits) below ``path``.
+    Returns landlock_add_rule's result (0), or -1 when ``path`` cannot be opened or the rule is
+    refused (errno set)."""
+    import ctypes
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return -1
+    try:
+        return libc.syscall(445, ruleset, 1, ctypes.byref(PathBeneath(rights, fd)), 0)  # landlock_add_rule
+    finally:
+        os.close(fd)
+
+
 def _restrict_writes(writable) -> str:
     """Landlock (Linux >= 5.13): from here on this process and its children may create, write,
     truncate, rename or delete files only below ``writable`` (and write /dev/null and the GPU's
@@ -111,18 +131,8 @@ def _restrict_writes(writable) -> str:
     if ruleset < 0:
         return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
 
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
     def allow(path, rights):
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            return
-        rule = PathBeneath(rights, fd)
-        libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)  # landlock_add_rule(PATH_BENEATH)
-        os.close(fd)
+        _landlock_allow(libc, ruleset, path, rights)
 
     for d in writable:
         os.makedirs(d, exist_ok=True)
@@ -171,16 +181,7 @@ def _scope_signals() -> str:
     ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
     if ruleset < 0:
         return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
-
-    class PathBeneath(ctypes.Structure):
-        _pack_ = 1
-        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-    root = os.open("/", os.O_PATH | os.O_CLOEXEC)
-    rule = PathBeneath(refer, root)
-    added = libc.syscall(445, ruleset, 1, ctypes.byref(rule), 0)  # landlock_add_rule(PATH_BENEATH)
-    os.close(root)
-    if added != 0:
+    if _landlock_allow(libc, ruleset, "/", refer) != 0:
         err = os.strerror(ctypes.get_errno())
         os.close(ruleset)
         return f"none (landlock_add_rule: {err})"
