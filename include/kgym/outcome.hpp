@@ -7,7 +7,7 @@
 
 namespace kgym {
 
-/// How a verdict ended. Ordered roughly by the gate that produces it (see ARCHITECTURE.md §4).
+/// How a verdict ended. Ordered roughly by the gate that produces it (see ../shared/ARCHITECTURE.md §4).
 enum class Outcome {
   passed,              ///< every gate passed: correct on all cases, timing valid.
   no_candidate,        ///< nothing to judge: empty code or the string "None" (CUDA-L1 rows).
@@ -21,7 +21,7 @@ enum class Outcome {
   task_error,          ///< the reference itself failed (broken task); the candidate is not at fault.
 };
 
-/// Gates in the order they run (ARCHITECTURE.md §4). `none` when no gate ran (no_candidate).
+/// Gates in the order they run (../shared/ARCHITECTURE.md §4). `none` when no gate ran (no_candidate).
 enum class Gate { none, policy, build, launch, correctness, timing };
 
 /// Stable lower-case name, e.g. "contract_violation".

@@ -22,7 +22,7 @@ struct SteppedOptions {
   bool partial_credit = false;
 };
 
-/// `stepped`: a reward by steps (ARCHITECTURE.md 5), range [0, 1]:
+/// `stepped`: a reward by steps (../shared/ARCHITECTURE.md §5), range [0, 1]:
 ///   0.0  nothing built: no_candidate, policy_rejected, build_failed, task_error;
 ///   0.25 built but not correct: runtime_error, timeout, incorrect, contract_violation
 ///        (with partial_credit: 0.25 * cases_passed / cases_total, at least 0.1);

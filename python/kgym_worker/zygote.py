@@ -57,7 +57,7 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
             sandbox = _restrict_writes([p for p in writable if p])
             print(f"kgym sandbox: {sandbox}", flush=True)
         if req["role"] == "candidate":
-            print(f"kgym signal scope: {_scope_signals()}", flush=True)
+            print(f"kgym signal scope: {_scope_signals(req['device'] == 'cpu')}", flush=True)
             _oom_score_adj(1000)  # out of memory, the kernel kills a candidate before kgym's own
             if req["device"] == "cpu" or os.environ.get("KGYM_SANDBOX", "landlock") != "off":
                 print(f"kgym process calls: {_restrict_process_calls(req['device'] == 'cpu')}", flush=True)
@@ -154,12 +154,17 @@ def _restrict_writes(writable) -> str:
     return f"landlock abi {abi}"
 
 
-def _scope_signals() -> str:
+def _scope_signals(abstract_sockets: bool = False) -> str:
     """Landlock signal scoping (ABI >= 6, Linux >= 6.12): from here on this process and its
     children may signal only processes inside their own sandbox, not the zygote, the reference
     worker (a SIGSTOP there slows the baselines the speedup divides by: red team a02), other
     candidates or the supervisor. It restricts no file access, so it applies on every device.
-    Returns "landlock abi N" or "none (...)" where the kernel cannot scope signals."""
+    With ``abstract_sockets`` (CPU workers) they may also connect only to abstract Unix sockets
+    made inside their own sandbox: red team rt17 (session 11) passed data between two candidates
+    judged at the same time through one (a path socket needs a file, which the write sandbox
+    confines). On CUDA devices not yet: whether the driver or CUPTI connect to one is unverified
+    on the H200. Returns "landlock abi N[ +abstract sockets]" or "none (...)" where the kernel
+    cannot scope signals."""
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
@@ -177,7 +182,8 @@ def _scope_signals() -> str:
     # subfolder) fail with EXDEV (H200, session 11). This layer allows it everywhere, leaving
     # file access to _restrict_writes's layer.
     refer = 1 << 13  # LANDLOCK_ACCESS_FS_REFER
-    attr = RulesetAttr(refer, 0, 1 << 1)  # LANDLOCK_SCOPE_SIGNAL
+    scoped = (1 << 1) | (1 if abstract_sockets else 0)  # LANDLOCK_SCOPE_SIGNAL, _ABSTRACT_UNIX_SOCKET
+    attr = RulesetAttr(refer, 0, scoped)
     ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
     if ruleset < 0:
         return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
@@ -191,7 +197,7 @@ def _scope_signals() -> str:
         os.close(ruleset)
         return f"none (landlock_restrict_self: {err})"
     os.close(ruleset)
-    return f"landlock abi {abi}"
+    return f"landlock abi {abi}" + (" +abstract sockets" if abstract_sockets else "")
 
 
 # x86_64 system call numbers the candidate may use on itself only (argument 0, the pid, is 0).

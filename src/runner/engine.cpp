@@ -25,6 +25,7 @@
 #include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
 #include "cpu_group.hpp"
+#include "disk_guard.hpp"
 #include "proctree.hpp"
 #include "wall_check.hpp"
 #include "workers.hpp"
@@ -212,6 +213,7 @@ struct Engine::Impl {
   /// while a candidate worker is spawned.
   std::shared_mutex quiet_mutex;
   std::atomic<int> counter{0};
+  runner::DiskLimits disk_limits = runner::DiskLimits::from_env();  ///< per candidate (KGYM_DISK_*)
 
   /// The workers stop first; then the temporary work folder goes (worker logs, the CPU wall
   /// check's input files: 26 MB for a four-candidate ReLU run, and every run used to leave its
@@ -287,7 +289,7 @@ struct Engine::Impl {
     try {
       Message reply = reference_worker().request(req, blobs, timeout_s);
       if (!reply.header.value("ok", false)) {
-        m.task_failure = reply.header.value("error", std::string("reference worker error")) + "\n" +
+        m.task_failure = "the reference failed: " + reply.header.value("error", std::string("reference worker error")) + "\n" +
                          reply.header.value("traceback", std::string());
         return std::nullopt;
       }
@@ -326,10 +328,18 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.crash = process_failure(st, what);
   };
 
+  // Disk: a candidate starts only with the reserve free where its folders lie, and is stopped
+  // when it writes more than its quota there (runner::DiskGuard).
+  const std::vector<fs::path> disk_folders{spec.workdir, build_dir};
+  if (auto low = runner::check_reserve(disk_folders, disk_limits)) {
+    m.task_failure = low->message;
+    return judge(m, eo.judge);
+  }
   // CPU: the candidate's processes in a control group of their own, for the CPU time of all of
   // them in the wall check (runner::CpuGroup; declared first so that it outlives the worker).
   std::optional<runner::CpuGroup> cpu_group;
   std::unique_ptr<Worker> cw;
+  std::optional<runner::DiskGuard> disk_guard;  // after cw: stops before the worker is reaped
   try {
     std::shared_lock no_timing_stopped(quiet_mutex);
     cw = std::make_unique<Worker>(*zygote, spec);
@@ -343,6 +353,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   }
   Worker& c = *cw;
   if (worker_device == "cpu") cpu_group.emplace(c.pid());
+  disk_guard.emplace(disk_folders, disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
   const int zygote_deaths = zygote->deaths();
@@ -590,9 +601,18 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       }
     }
   }
+  const auto disk_breach = disk_guard->breach();
+  disk_guard.reset();
   if (c.alive()) {
     const auto st = c.finish();
     (void)st;
+  }
+  if (disk_breach && disk_breach->candidate_at_fault) {
+    m.crash = process_failure(runner::ExitStatus{SIGKILL, 0}, disk_breach->message);
+    m.crash->type = "disk_quota";
+    runner::release_folders(disk_folders, spec.workdir / "worker.log");
+  } else if (disk_breach) {
+    m.task_failure = disk_breach->message;
   }
   if (zygote->deaths() != zygote_deaths)
     m.task_failure = "kgym's worker zygote died during this verdict (killed from outside, e.g. by the OOM killer; "

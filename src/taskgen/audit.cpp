@@ -1,5 +1,5 @@
 // Degenerate-task audit: a task on which a trivial answer (zeros, ones, the input, the input's
-// mean) passes the correctness gate is broken (ARCHITECTURE.md section 4, issue 6 item 7). The
+// mean) passes the correctness gate is broken (../shared/ARCHITECTURE.md section 4, issue 6 item 7). The
 // trivial answers are judged by the same engine as every candidate.
 #include <algorithm>
 

@@ -124,7 +124,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     return v;
   };
 
-  if (m.task_failure) return end(Outcome::task_error, Gate::none, "reference failed: " + *m.task_failure);
+  if (m.task_failure) return end(Outcome::task_error, Gate::none, "not judged (the candidate is not at fault): " + *m.task_failure);
 
   // Gate 1/2: parse, basic policy, build.
   const LoadRecord& load = m.load;

@@ -1,0 +1,92 @@
+#pragma once
+// Disk use of one candidate: a quota on what it writes below its folders, and a reserve of free
+// space on the file systems that hold them. Internal to the runner component.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kgym::runner {
+
+/// What lies below some folders: allocated bytes (st_blocks x 512, so a sparse file counts only
+/// what it holds on disk) and directory entries of any kind (the inodes a candidate uses).
+struct FolderUsage {
+  std::uintmax_t bytes = 0;
+  std::uintmax_t entries = 0;
+};
+
+/// Walks `roots` (missing ones count nothing; symbolic links are counted, never followed; entries
+/// that vanish during the walk are skipped) and stops once `entries` passes `stop_after`, so a
+/// folder of millions of files costs one bounded walk.
+FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, std::uintmax_t stop_after);
+
+/// Bytes an unprivileged process may still write on the file system holding `path`
+/// (statvfs: f_bavail x f_frsize); std::nullopt when it cannot be read.
+std::optional<std::uintmax_t> free_bytes(const std::filesystem::path& path);
+
+/// Limits of one candidate's disk use. Defaults: 2 GiB and 100000 entries below its folders (a
+/// load_inline build takes tens of MB and a few dozen files), and 1 GiB left free on their file
+/// systems. `from_env` reads KGYM_DISK_QUOTA_MB, KGYM_DISK_FILES and KGYM_DISK_RESERVE_MB
+/// (whole numbers; a malformed value throws Error(usage) naming the variable).
+struct DiskLimits {
+  std::uintmax_t quota_bytes = 2ULL << 30;
+  std::uintmax_t quota_entries = 100000;
+  std::uintmax_t reserve_bytes = 1ULL << 30;
+  double period_s = 0.5;  ///< between two walks of the candidate's folders
+  static DiskLimits from_env();
+};
+
+/// Why a candidate's disk use ended its evaluation.
+struct DiskBreach {
+  bool candidate_at_fault = false;  ///< over its quota (its failure), or the disk ran low (nobody's)
+  std::string message;              ///< names the folders, the amounts and the variable to change
+};
+
+/// The free-space check before a candidate starts: a breach (not the candidate's fault) when a
+/// file system holding one of `folders` has less than `limits.reserve_bytes` free, else nullopt.
+std::optional<DiskBreach> check_reserve(const std::vector<std::filesystem::path>& folders, const DiskLimits& limits);
+
+/// After a candidate broke its quota: empties `folders` (the content-addressed build folder
+/// would otherwise keep its bytes for every later run of the same source, and a long-running
+/// server would keep every work folder) except the file `log`, cut to its last `log_keep_bytes`
+/// (the end of a candidate's output is what its verdict quotes). Errors are ignored: what
+/// cannot be removed stays.
+void release_folders(const std::vector<std::filesystem::path>& folders, const std::filesystem::path& log,
+                     std::uintmax_t log_keep_bytes = 1 << 20);
+
+/// Watches one candidate's folders from a thread of the supervisor while the candidate runs.
+/// Every `period_s` it walks them (folder_usage); over the quota, or with less than the reserve
+/// left free where they lie, it records the breach and calls `on_breach` once (which kills the
+/// candidate's process group: the evaluation then sees its process gone). Its writes elsewhere
+/// are refused by the write sandbox (python/kgym_worker/zygote.py, Landlock); without the sandbox
+/// (KGYM_SANDBOX=off) nothing bounds them. Red team rt17 (session 11): a candidate could fill
+/// the disk below its work folder and every later verdict failed.
+class DiskGuard {
+ public:
+  DiskGuard(std::vector<std::filesystem::path> folders, DiskLimits limits, std::function<void()> on_breach);
+  ~DiskGuard();  ///< stops the thread (within one period)
+  DiskGuard(const DiskGuard&) = delete;
+  DiskGuard& operator=(const DiskGuard&) = delete;
+  /// The breach, once one was found (thread-safe).
+  std::optional<DiskBreach> breach() const;
+
+ private:
+  void loop();
+  std::vector<std::filesystem::path> folders_;
+  DiskLimits limits_;
+  std::function<void()> on_breach_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::optional<DiskBreach> breach_;
+  std::thread thread_;
+};
+
+}  // namespace kgym::runner

@@ -1,0 +1,174 @@
+// A candidate's disk use (src/runner/disk_guard.hpp): what its folders hold, its quota, the free
+// space reserve, and the guard that stops it.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "../../src/runner/disk_guard.hpp"
+#include "kgym/error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using kgym::runner::DiskGuard;
+using kgym::runner::DiskLimits;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "kgym-disk-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+void write_file(const fs::path& p, std::size_t bytes) {
+  std::ofstream f(p, std::ios::binary);
+  std::string chunk(1 << 16, 'x');
+  for (std::size_t n = 0; n < bytes; n += chunk.size()) f.write(chunk.data(), std::min(chunk.size(), bytes - n));
+}
+
+/// Waits up to 5 s for the guard to report.
+bool wait_for(const std::atomic<int>& calls) {
+  for (int i = 0; i < 500 && calls.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return calls.load() > 0;
+}
+
+TEST(FolderUsage, CountsAllocatedBytesAndEntriesOnceThroughHardLinks) {
+  TempDir t;
+  fs::create_directories(t.path / "a" / "b");
+  write_file(t.path / "a" / "b" / "one", 3 << 20);
+  fs::create_hard_link(t.path / "a" / "b" / "one", t.path / "a" / "link");
+  const auto u = kgym::runner::folder_usage({t.path, t.path / "missing"}, 1000);
+  EXPECT_GE(u.bytes, 3u << 20);
+  EXPECT_LT(u.bytes, 4u << 20);  // the hard link does not count the file twice
+  EXPECT_EQ(u.entries, 5u);      // root, a, b, one, link
+}
+
+TEST(FolderUsage, SparseFileCountsWhatItHolds) {
+  TempDir t;
+  { std::ofstream f(t.path / "sparse"); }
+  fs::resize_file(t.path / "sparse", 1ULL << 40);  // 1 TiB of nothing
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, 10).bytes, 1u << 20);
+}
+
+TEST(FolderUsage, StopsAfterTheEntryLimit) {
+  TempDir t;
+  for (int i = 0; i < 50; ++i) std::ofstream(t.path / std::to_string(i));
+  EXPECT_EQ(kgym::runner::folder_usage({t.path}, 10).entries, 11u);
+}
+
+TEST(DiskGuard, StopsACandidateOverItsByteQuota) {
+  TempDir t;
+  DiskLimits l;
+  l.quota_bytes = 4 << 20;
+  l.reserve_bytes = 0;
+  l.period_s = 0.02;
+  std::atomic<int> calls{0};
+  DiskGuard g({t.path / "work", t.path / "build"}, l, [&] { ++calls; });
+  write_file(t.path / "small", 8 << 20);  // outside its folders: not its use
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_FALSE(g.breach());
+  fs::create_directories(t.path / "build");
+  write_file(t.path / "build" / "big", 6 << 20);
+  ASSERT_TRUE(wait_for(calls));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(calls.load(), 1);  // once
+  const auto b = g.breach();
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->candidate_at_fault);
+  EXPECT_NE(b->message.find("KGYM_DISK_QUOTA_MB"), std::string::npos) << b->message;
+}
+
+TEST(DiskGuard, StopsACandidateOverItsEntryQuota) {
+  TempDir t;
+  DiskLimits l;
+  l.quota_entries = 20;
+  l.reserve_bytes = 0;
+  l.period_s = 0.02;
+  std::atomic<int> calls{0};
+  DiskGuard g({t.path}, l, [&] { ++calls; });
+  for (int i = 0; i < 30; ++i) std::ofstream(t.path / std::to_string(i));
+  ASSERT_TRUE(wait_for(calls));
+  EXPECT_TRUE(g.breach()->candidate_at_fault);
+  EXPECT_NE(g.breach()->message.find("KGYM_DISK_FILES"), std::string::npos);
+}
+
+TEST(DiskGuard, LowFreeSpaceIsNotTheCandidatesFault) {
+  TempDir t;
+  DiskLimits l;
+  l.reserve_bytes = *kgym::runner::free_bytes(t.path) + (1ULL << 40);  // more than the disk will have
+  l.period_s = 0.02;
+  EXPECT_TRUE(kgym::runner::check_reserve({t.path / "not" / "yet"}, l));  // checked where it will be made
+  std::atomic<int> calls{0};
+  DiskGuard g({t.path}, l, [&] { ++calls; });
+  ASSERT_TRUE(wait_for(calls));
+  EXPECT_FALSE(g.breach()->candidate_at_fault);
+  EXPECT_NE(g.breach()->message.find("KGYM_DISK_RESERVE_MB"), std::string::npos);
+}
+
+TEST(DiskGuard, QuietWithinItsLimitsAndStopsPromptly) {
+  TempDir t;
+  write_file(t.path / "ok", 1 << 20);
+  std::atomic<int> calls{0};
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    DiskLimits l;
+    l.reserve_bytes = 0;
+    DiskGuard g({t.path}, l, [&] { ++calls; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(400));
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(DiskLimits, ReadsTheEnvironmentAndRefusesMalformedValues) {
+  ::setenv("KGYM_DISK_QUOTA_MB", "64", 1);
+  EXPECT_EQ(DiskLimits::from_env().quota_bytes, 64u << 20);
+  ::setenv("KGYM_DISK_QUOTA_MB", "64MB", 1);
+  try {
+    (void)DiskLimits::from_env();
+    ADD_FAILURE() << "a malformed KGYM_DISK_QUOTA_MB was accepted";
+  } catch (const kgym::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("KGYM_DISK_QUOTA_MB"), std::string::npos);
+  }
+  ::unsetenv("KGYM_DISK_QUOTA_MB");
+  EXPECT_EQ(DiskLimits::from_env().quota_bytes, DiskLimits{}.quota_bytes);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ReleaseFolders, EmptiesTheFoldersAndKeepsTheLogsEnd) {
+  TempDir t;
+  fs::create_directories(t.path / "work" / "fill");
+  fs::create_directories(t.path / "build" / "x");
+  write_file(t.path / "work" / "fill" / "a", 1 << 20);
+  write_file(t.path / "build" / "x" / "b", 1 << 20);
+  {
+    std::ofstream log(t.path / "work" / "worker.log");
+    for (int i = 0; i < 100000; ++i) log << "line " << i << "\n";
+  }
+  kgym::runner::release_folders({t.path / "work", t.path / "build", t.path / "missing"}, t.path / "work" / "worker.log",
+                                4096);
+  EXPECT_FALSE(fs::exists(t.path / "work" / "fill"));
+  EXPECT_FALSE(fs::exists(t.path / "build" / "x"));
+  ASSERT_TRUE(fs::exists(t.path / "work" / "worker.log"));
+  EXPECT_LT(fs::file_size(t.path / "work" / "worker.log"), 4096u + 200);
+  std::ifstream in(t.path / "work" / "worker.log");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("line 99999\n"), std::string::npos);
+  EXPECT_NE(text.find("were removed"), std::string::npos);
+}
+
+}  // namespace
