@@ -1,11 +1,12 @@
 #include "disk_guard.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 
 #include "kgym/error.hpp"
@@ -96,17 +97,29 @@ void release_folders(const std::vector<fs::path>& folders, const fs::path& log, 
       if (!fs::equivalent(e.path(), log, ec2)) fs::remove_all(e.path(), ec2);
     }
   }
-  const auto size = fs::file_size(log, ec);
-  if (ec || size <= log_keep_bytes) return;
-  std::string tail(log_keep_bytes, '\0');
-  {
-    std::ifstream in(log, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(size - log_keep_bytes));
-    in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-    tail.resize(static_cast<std::size_t>(in.gcount()));
+  // The candidate could have replaced its log by a symbolic link to a file of kgym's: opened
+  // without following links, and only a regular file is cut (the supervisor is not sandboxed).
+  const int fd = ::open(log.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    fs::remove(log, ec);  // a link (ELOOP) or something else: not a log kgym wrote
+    return;
   }
-  std::ofstream out(log, std::ios::binary | std::ios::trunc);
-  out << "[kgym: the log's first " << (size - tail.size()) << " bytes were removed with the candidate's files]\n" << tail;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uintmax_t>(st.st_size) <= log_keep_bytes) {
+    ::close(fd);
+    return;
+  }
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  std::string tail(log_keep_bytes, '\0');
+  const ssize_t got = ::pread(fd, tail.data(), tail.size(), static_cast<off_t>(size - log_keep_bytes));
+  tail.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+  const std::string head = "[kgym: the log's first " + std::to_string(size - tail.size()) +
+                           " bytes were removed with the candidate's files]\n";
+  if (::ftruncate(fd, 0) == 0) {
+    (void)!::pwrite(fd, head.data(), head.size(), 0);
+    (void)!::pwrite(fd, tail.data(), tail.size(), static_cast<off_t>(head.size()));
+  }
+  ::close(fd);
 }
 
 DiskGuard::DiskGuard(std::vector<fs::path> folders, DiskLimits limits, std::function<void()> on_breach)

@@ -172,3 +172,17 @@ TEST(ReleaseFolders, EmptiesTheFoldersAndKeepsTheLogsEnd) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ReleaseFolders, NeverCutsAFileALinkedLogPointsTo) {
+  TempDir t;
+  fs::create_directories(t.path / "work");
+  write_file(t.path / "kgym_own_file", 2 << 20);  // outside the candidate's folders
+  fs::create_symlink(t.path / "kgym_own_file", t.path / "work" / "worker.log");
+  kgym::runner::release_folders({t.path / "work"}, t.path / "work" / "worker.log", 4096);
+  EXPECT_EQ(fs::file_size(t.path / "kgym_own_file"), 2u << 20);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(t.path / "work" / "worker.log")));
+}
+
+}  // namespace
