@@ -183,7 +183,12 @@ def _scope_signals(abstract_sockets: bool = False) -> str:
     # file access to _restrict_writes's layer.
     refer = 1 << 13  # LANDLOCK_ACCESS_FS_REFER
     scoped = (1 << 1) | (1 if abstract_sockets else 0)  # LANDLOCK_SCOPE_SIGNAL, _ABSTRACT_UNIX_SOCKET
-    attr = RulesetAttr(refer, 0, scoped)
+    # TCP: no bind and no connect, on every device (ABI 4+, handled without a rule). Red team
+    # rt18 (session 12): a candidate found `kgym serve`'s port in /proc/net/tcp and closed another
+    # trainer's episode through the API (no authentication), and two candidates judged at the same
+    # time talked over loopback. Nothing a kernel needs (CUDA, Triton, a load_inline build) uses TCP.
+    tcp = (1 << 0) | (1 << 1)  # LANDLOCK_ACCESS_NET_BIND_TCP, _CONNECT_TCP
+    attr = RulesetAttr(refer, tcp, scoped)
     ruleset = libc.syscall(444, ctypes.byref(attr), ctypes.sizeof(attr), 0)
     if ruleset < 0:
         return f"none (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
@@ -197,7 +202,7 @@ def _scope_signals(abstract_sockets: bool = False) -> str:
         os.close(ruleset)
         return f"none (landlock_restrict_self: {err})"
     os.close(ruleset)
-    return f"landlock abi {abi}" + (" +abstract sockets" if abstract_sockets else "")
+    return f"landlock abi {abi}, no tcp" + (" +abstract sockets" if abstract_sockets else "")
 
 
 # x86_64 system call numbers the candidate may use on itself only (argument 0, the pid, is 0).

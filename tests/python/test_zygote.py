@@ -160,22 +160,39 @@ ABSTRACT_SOCKET = textwrap.dedent('''
     own.bind(name + b"-own")
     own.listen(1)
     attempt("own", name + b"-own")
+    try:
+        t = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5)  # `kgym serve`, say
+        print("tcp_connect ok")
+    except PermissionError:
+        print("tcp_connect denied")
+    try:
+        socket.socket().bind(("127.0.0.1", 0))
+        print("tcp_bind ok")
+    except PermissionError:
+        print("tcp_bind denied")
 ''')
 
 
-def test_a_cpu_candidate_may_not_connect_to_abstract_sockets_made_outside_its_sandbox():
+def test_a_candidate_may_not_use_tcp_nor_abstract_sockets_made_outside_its_sandbox():
     """zygote._scope_signals(abstract_sockets=True) (red team rt17, session 11: two candidates
     judged at the same time talked through an abstract Unix socket): connecting to one made
     outside the candidate's sandbox fails with EPERM; one it made itself still works."""
     if _landlock_abi() < 6:
         import pytest
         pytest.skip("needs Landlock ABI 6 (abstract socket scoping)")
-    out = subprocess.run([sys.executable, "-c", ABSTRACT_SOCKET, str(ROOT / "python")], capture_output=True,
-                         text=True, timeout=60)
+    import socket
+    server = socket.socket()  # stands for `kgym serve` (red team rt18: a candidate closed another episode)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    out = subprocess.run([sys.executable, "-c", ABSTRACT_SOCKET, str(ROOT / "python"), str(server.getsockname()[1])],
+                         capture_output=True, text=True, timeout=60)
+    server.close()
     assert out.returncode == 0, out.stderr[-2000:]
     assert "+abstract sockets" in out.stdout, out.stdout
     assert "outside denied" in out.stdout, out.stdout
     assert "own ok" in out.stdout, out.stdout
+    assert "tcp_connect denied" in out.stdout, out.stdout
+    assert "tcp_bind denied" in out.stdout, out.stdout
 
 
 PROCESS_CALLS = textwrap.dedent('''
