@@ -1,11 +1,19 @@
 #include "disk_guard.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <cstdlib>
 #include <set>
 
@@ -38,27 +46,141 @@ std::string joined(const std::vector<fs::path>& folders) {
 
 }  // namespace
 
-FolderUsage folder_usage(const std::vector<fs::path>& roots, std::uintmax_t stop_after) {
-  FolderUsage u;
-  std::set<std::pair<dev_t, ino_t>> seen;  // a hard link inside the folders counts once
-  auto add = [&](const fs::path& p) {
+namespace {
+
+using Seen = std::set<std::pair<dev_t, ino_t>>;
+
+/// Adds `st` (an entry below the folders) to `u`; a file with several links counts once.
+void count(const struct stat& st, FolderUsage& u, Seen& seen) {
+  ++u.entries;
+  if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && !seen.insert({st.st_dev, st.st_ino}).second) return;
+  u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+}
+
+/// Walks the directory open at `fd` (taken over) by descriptors (fstatat / openat relative to
+/// it: no path grows, so nothing hides below PATH_MAX; red team rt18 hid 2.5 GB below a 6000
+/// character path from a walk by path names, which took ENAMETOOLONG for a vanished entry).
+void walk(int fd, int depth, const std::string& where, std::uintmax_t stop_after, int max_depth, FolderUsage& u,
+          Seen& seen) {
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    u.unmeasured = "cannot read the folder " + where + ": " + std::strerror(errno);
+    ::close(fd);
+    return;
+  }
+  errno = 0;
+  while (dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
     struct stat st {};
-    if (::lstat(p.c_str(), &st) != 0) return;  // vanished meanwhile
-    ++u.entries;
-    if (st.st_nlink > 1 && !S_ISDIR(st.st_mode) && !seen.insert({st.st_dev, st.st_ino}).second) return;
-    u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
-  };
-  for (const auto& root : roots) {
+    if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;  // removed meanwhile
+      u.unmeasured = "cannot read " + where + "/" + name + ": " + std::strerror(errno);
+      break;
+    }
+    count(st, u, seen);
+    if (u.entries > stop_after) break;
+    if (!S_ISDIR(st.st_mode)) continue;
+    if (depth + 1 > max_depth) {
+      u.unmeasured = "folders nested deeper than " + std::to_string(max_depth) + " levels below " + where;
+      break;
+    }
+    const int child = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (child < 0) {
+      if (errno == ENOENT) continue;
+      u.unmeasured = "cannot open " + where + "/" + name + ": " + std::strerror(errno);
+      break;
+    }
+    walk(child, depth + 1, depth < 3 ? where + "/" + name : where, stop_after, max_depth, u, seen);
+    if (!u.unmeasured.empty() || u.entries > stop_after) break;
+  }
+  ::closedir(d);
+}
+
+/// Files below `roots` that were deleted while a process still holds them open or mapped: they
+/// keep their disk blocks until the last one closes, and no walk sees them (red team rt18 held
+/// 3 GB that way under a 100 MiB quota). Read from /proc/*/fd and /proc/*/maps, whose link text
+/// and path keep the file's old name with " (deleted)"; mapped files count their mapped length.
+void count_deleted_open(const std::vector<fs::path>& roots, FolderUsage& u, Seen& seen) {
+  std::vector<std::string> prefixes;  // as the kernel prints them: without links
+  for (const auto& r : roots) {
     std::error_code ec;
-    if (!fs::exists(fs::symlink_status(root, ec))) continue;
-    add(root);
-    fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      add(it->path());
-      if (u.entries > stop_after) return u;
+    const fs::path c = fs::weakly_canonical(r, ec);
+    prefixes.push_back((ec ? r : c).string() + "/");
+  }
+  auto below = [&](std::string_view target) {
+    if (!target.ends_with(" (deleted)")) return false;
+    for (const auto& prefix : prefixes)
+      if (target.starts_with(prefix)) return true;
+    return false;
+  };
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return;
+  while (dirent* p = ::readdir(proc)) {
+    if (p->d_name[0] < '0' || p->d_name[0] > '9') continue;
+    const std::string base = std::string("/proc/") + p->d_name;
+    if (DIR* fds = ::opendir((base + "/fd").c_str())) {
+      while (dirent* f = ::readdir(fds)) {
+        if (f->d_name[0] == '.') continue;
+        const std::string link = base + "/fd/" + f->d_name;
+        char buf[4096];
+        const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+        if (n <= 0 || !below(std::string_view(buf, static_cast<std::size_t>(n)))) continue;
+        struct stat st {};
+        if (::stat(link.c_str(), &st) == 0 && seen.insert({st.st_dev, st.st_ino}).second)
+          u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+      }
+      ::closedir(fds);
+    }
+    std::ifstream maps(base + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      // "start-end perms offset major:minor inode   path"
+      const auto slash = line.find('/');
+      if (slash == std::string::npos || !below(std::string_view(line).substr(slash))) continue;
+      unsigned long long start = 0, end = 0, inode = 0;
+      unsigned major = 0, minor = 0;
+      if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %x:%x %llu", &start, &end, &major, &minor, &inode) != 5) continue;
+      if (seen.insert({makedev(major, minor), static_cast<ino_t>(inode)}).second) u.bytes += end - start;
     }
   }
+  ::closedir(proc);
+}
+
+}  // namespace
+
+FolderUsage folder_usage(const std::vector<fs::path>& roots, std::uintmax_t stop_after, int max_depth) {
+  FolderUsage u;
+  Seen seen;
+  for (const auto& root : roots) {
+    const int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno != ENOENT) u.unmeasured = "cannot open " + root.string() + ": " + std::strerror(errno);
+      if (!u.unmeasured.empty()) return u;
+      continue;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) == 0) count(st, u, seen);
+    walk(fd, 0, root.string(), stop_after, max_depth, u, seen);
+    if (!u.unmeasured.empty() || u.entries > stop_after) return u;
+  }
+  count_deleted_open(roots, u, seen);
   return u;
+}
+
+void remove_tree(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (!fs::exists(fs::symlink_status(path, ec))) return;
+  // Deeper than PATH_MAX (std::filesystem works by path names): GNU rm walks by descriptors.
+  const std::string target = path.string();
+  const char* argv[] = {"rm", "-rf", "--one-file-system", "--", target.c_str(), nullptr};
+  pid_t pid = -1;
+  if (::posix_spawnp(&pid, "rm", nullptr, nullptr, const_cast<char* const*>(argv), environ) == 0) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 std::optional<std::uintmax_t> free_bytes(const fs::path& path) {
@@ -72,6 +194,7 @@ DiskLimits DiskLimits::from_env() {
   l.quota_bytes = env_number("KGYM_DISK_QUOTA_MB", l.quota_bytes, 1ULL << 20);
   l.quota_entries = env_number("KGYM_DISK_FILES", l.quota_entries, 1);
   l.reserve_bytes = env_number("KGYM_DISK_RESERVE_MB", l.reserve_bytes, 1ULL << 20);
+  l.build_keep_bytes = env_number("KGYM_BUILD_KEEP_MB", l.build_keep_bytes, 1ULL << 20);
   return l;
 }
 
@@ -94,7 +217,7 @@ void release_folders(const std::vector<fs::path>& folders, const fs::path& log, 
   for (const auto& folder : folders) {
     for (const auto& e : fs::directory_iterator(folder, ec)) {
       std::error_code ec2;
-      if (!fs::equivalent(e.path(), log, ec2)) fs::remove_all(e.path(), ec2);
+      if (!fs::equivalent(e.path(), log, ec2)) remove_tree(e.path());
     }
   }
   // The candidate could have replaced its log by a symbolic link to a file of kgym's: opened
@@ -148,7 +271,10 @@ void DiskGuard::loop() {
     lock.unlock();
     std::optional<DiskBreach> found;
     const FolderUsage u = folder_usage(folders_, limits_.quota_entries);
-    if (u.bytes > limits_.quota_bytes || u.entries > limits_.quota_entries) {
+    if (!u.unmeasured.empty()) {
+      found = DiskBreach{true, "kgym could not measure what the candidate wrote below " + joined(folders_) + " (" +
+                                   u.unmeasured + "); it was stopped"};
+    } else if (u.bytes > limits_.quota_bytes || u.entries > limits_.quota_entries) {
       found = DiskBreach{true, "the candidate wrote " + mib(u.bytes) + " in " + std::to_string(u.entries) +
                                    (u.entries > limits_.quota_entries ? "+" : "") + " files and folders below " +
                                    joined(folders_) + ", more than kgym allows a candidate (" + mib(limits_.quota_bytes) +

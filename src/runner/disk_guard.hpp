@@ -20,12 +20,21 @@ namespace kgym::runner {
 struct FolderUsage {
   std::uintmax_t bytes = 0;
   std::uintmax_t entries = 0;
+  std::string unmeasured;  ///< non-empty: why part of the folders could not be measured
 };
 
-/// Walks `roots` (missing ones count nothing; symbolic links are counted, never followed; entries
-/// that vanish during the walk are skipped) and stops once `entries` passes `stop_after`, so a
-/// folder of millions of files costs one bounded walk.
-FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, std::uintmax_t stop_after);
+/// Walks `roots` by file descriptors (missing roots count nothing; symbolic links are counted,
+/// never followed; entries that vanish during the walk are skipped) and stops once `entries`
+/// passes `stop_after`, so a folder of millions of files costs one bounded walk. Adds the files
+/// once below `roots` that were deleted while a process still holds them open or mapped.
+/// Folders nested deeper than `max_depth`, or an entry that cannot be read, set `unmeasured`
+/// (no load_inline or Triton build nests more than a few levels).
+FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, std::uintmax_t stop_after,
+                         int max_depth = 64);
+
+/// Removes `path` and everything below it without following links, also below PATH_MAX
+/// (falls back to `rm -rf --one-file-system`). Errors are ignored.
+void remove_tree(const std::filesystem::path& path);
 
 /// Bytes an unprivileged process may still write on the file system holding `path`
 /// (statvfs: f_bavail x f_frsize); std::nullopt when it cannot be read.
@@ -33,12 +42,16 @@ std::optional<std::uintmax_t> free_bytes(const std::filesystem::path& path);
 
 /// Limits of one candidate's disk use. Defaults: 2 GiB and 100000 entries below its folders (a
 /// load_inline build takes tens of MB and a few dozen files), and 1 GiB left free on their file
-/// systems. `from_env` reads KGYM_DISK_QUOTA_MB, KGYM_DISK_FILES and KGYM_DISK_RESERVE_MB
+/// systems. `from_env` reads KGYM_DISK_QUOTA_MB, KGYM_DISK_FILES, KGYM_DISK_RESERVE_MB and KGYM_BUILD_KEEP_MB
 /// (whole numbers; a malformed value throws Error(usage) naming the variable).
 struct DiskLimits {
   std::uintmax_t quota_bytes = 2ULL << 30;
   std::uintmax_t quota_entries = 100000;
   std::uintmax_t reserve_bytes = 1ULL << 30;
+  /// A build folder larger than this after its verdict is removed rather than kept for the next
+  /// run of the same source (KGYM_BUILD_KEEP_MB, default 256 MiB): red team rt18 left 95 MiB in
+  /// each of four build folders (sources differing by a comment), a cache that only grew.
+  std::uintmax_t build_keep_bytes = 256ULL << 20;
   double period_s = 0.5;  ///< between two walks of the candidate's folders
   static DiskLimits from_env();
 };
@@ -63,7 +76,7 @@ void release_folders(const std::vector<std::filesystem::path>& folders, const st
 
 /// Watches one candidate's folders from a thread of the supervisor while the candidate runs.
 /// Every `period_s` it walks them (folder_usage); over the quota, or with less than the reserve
-/// left free where they lie, it records the breach and calls `on_breach` once (which kills the
+/// left free where they lie, or when part of them cannot be measured, it records the breach and calls `on_breach` once (which kills the
 /// candidate's process group: the evaluation then sees its process gone). Its writes elsewhere
 /// are refused by the write sandbox (python/kgym_worker/zygote.py, Landlock); without the sandbox
 /// (KGYM_SANDBOX=off) nothing bounds them. Red team rt17 (session 11): a candidate could fill

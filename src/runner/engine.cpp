@@ -223,8 +223,7 @@ struct Engine::Impl {
     zygote.reset();
     const char* keep = std::getenv("KGYM_KEEP_WORK");
     if (own_work_dir && !(keep && std::string(keep) == "1")) {
-      std::error_code ec;
-      fs::remove_all(work_dir, ec);
+      runner::remove_tree(work_dir);  // also what a candidate nested below PATH_MAX
     }
   }
 
@@ -611,8 +610,15 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.crash = process_failure(runner::ExitStatus{SIGKILL, 0}, disk_breach->message);
     m.crash->type = "disk_quota";
     runner::release_folders(disk_folders, spec.workdir / "worker.log");
-  } else if (disk_breach) {
-    m.task_failure = disk_breach->message;
+  } else {
+    if (disk_breach) m.task_failure = disk_breach->message;
+    // What the verdict no longer needs: the work folder's files but the log (a long `kgym serve`
+    // kept every candidate's until it ended; KGYM_KEEP_WORK=1 keeps them), and a build folder
+    // too large to keep for the next run of the same source.
+    const char* keep = std::getenv("KGYM_KEEP_WORK");
+    if (!(keep && std::string(keep) == "1")) runner::release_folders({spec.workdir}, spec.workdir / "worker.log");
+    const auto built = runner::folder_usage({build_dir}, disk_limits.quota_entries);
+    if (built.bytes > disk_limits.build_keep_bytes || !built.unmeasured.empty()) runner::remove_tree(build_dir);
   }
   if (zygote->deaths() != zygote_deaths)
     m.task_failure = "kgym's worker zygote died during this verdict (killed from outside, e.g. by the OOM killer; "

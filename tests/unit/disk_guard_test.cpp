@@ -1,5 +1,7 @@
 // A candidate's disk use (src/runner/disk_guard.hpp): what its folders hold, its quota, the free
 // space reserve, and the guard that stops it.
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -183,6 +185,67 @@ TEST(ReleaseFolders, NeverCutsAFileALinkedLogPointsTo) {
   kgym::runner::release_folders({t.path / "work"}, t.path / "work" / "worker.log", 4096);
   EXPECT_EQ(fs::file_size(t.path / "kgym_own_file"), 2u << 20);
   EXPECT_FALSE(fs::exists(fs::symlink_status(t.path / "work" / "worker.log")));
+}
+
+}  // namespace
+
+namespace {
+
+/// Makes `levels` nested folders of 200-character names below `root` by descriptors (the path
+/// passes PATH_MAX) and writes `bytes` at the bottom; returns false where the system refuses.
+bool make_deep(const fs::path& root, int levels, std::size_t bytes) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY);
+  const std::string name(200, 'd');
+  for (int i = 0; i < levels && fd >= 0; ++i) {
+    ::mkdirat(fd, name.c_str(), 0755);
+    const int child = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    fd = child;
+  }
+  if (fd < 0) return false;
+  const int f = ::openat(fd, "payload", O_WRONLY | O_CREAT, 0644);
+  std::string chunk(1 << 16, 'x');
+  for (std::size_t n = 0; f >= 0 && n < bytes; n += chunk.size()) (void)!::write(f, chunk.data(), chunk.size());
+  ::close(f);
+  ::close(fd);
+  return f >= 0;
+}
+
+TEST(FolderUsage, SeesBelowPathMaxAndRefusesDeepNesting) {
+  TempDir t;
+  ASSERT_TRUE(make_deep(t.path, 30, 2 << 20));  // about 6000 characters of path
+  const auto u = kgym::runner::folder_usage({t.path}, 1000);
+  EXPECT_TRUE(u.unmeasured.empty()) << u.unmeasured;
+  EXPECT_GE(u.bytes, 2u << 20);  // red team rt18: a walk by path names saw nothing below PATH_MAX
+  EXPECT_EQ(u.entries, 32u);     // root, 30 folders, payload
+  const auto shallow = kgym::runner::folder_usage({t.path}, 1000, 8);
+  EXPECT_NE(shallow.unmeasured.find("deeper than 8 levels"), std::string::npos) << shallow.unmeasured;
+  kgym::runner::remove_tree(t.path / std::string(200, 'd'));
+  EXPECT_FALSE(fs::exists(t.path / std::string(200, 'd')));
+}
+
+TEST(FolderUsage, CountsDeletedFilesStillHeldOpen) {
+  TempDir t;
+  write_file(t.path / "held", 3 << 20);
+  const int fd = ::open((t.path / "held").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  fs::remove(t.path / "held");
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, 1000).bytes, 3u << 20);  // rt18: 3 GB held this way
+  ::close(fd);
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, 1000).bytes, 1u << 20);
+}
+
+TEST(FolderUsage, CountsDeletedFilesStillMapped) {
+  TempDir t;
+  write_file(t.path / "mapped", 3 << 20);
+  const int fd = ::open((t.path / "mapped").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* p = ::mmap(nullptr, 3 << 20, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  fs::remove(t.path / "mapped");
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, 1000).bytes, 3u << 20);
+  ::munmap(p, 3 << 20);
 }
 
 }  // namespace
