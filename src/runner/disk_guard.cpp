@@ -207,7 +207,7 @@ std::optional<DiskBreach> check_reserve(const std::vector<fs::path>& folders, co
     if (free && *free < limits.reserve_bytes)
       return DiskBreach{false, "the disk holding " + p.string() + " has " + mib(*free) + " free, less than kgym's reserve of " +
                                    mib(limits.reserve_bytes) + " (KGYM_DISK_RESERVE_MB); the candidate was not judged: "
-                                   "free space there (or point --work-dir / KGYM_CACHE_DIR elsewhere) and judge it again"};
+                                   "free space there (or point TMPDIR / KGYM_CACHE_DIR elsewhere) and judge it again"};
   }
   return std::nullopt;
 }

@@ -12,6 +12,12 @@ TMPDIR="$T/tmp" "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$T/c" 
   --out "$T/v.jsonl" --cases 2 --min-calls 5 --max-calls 10 -q
 left=$(find "$T/tmp" -maxdepth 1 -name 'kgym-*' | wc -l)
 [ "$left" -eq 0 ] || { echo "work folder left behind: $(ls "$T/tmp")"; exit 1; }
+# After each verdict the candidate's work folder keeps only its log (b_ checks a_'s, judged before it).
+TMPDIR="$T/tmp" "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/work_release" --tasks L1/19 \
+  --profile off --out "$T/r.jsonl" --cases 2 --no-timing --jobs 1 -q
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$T/r.jsonl" "$ROOT/tests/data/work_release"
+left=$(find "$T/tmp" -maxdepth 1 -name 'kgym-*' | wc -l)
+[ "$left" -eq 0 ] || { echo "work folder left behind: $(ls "$T/tmp")"; exit 1; }
 TMPDIR="$T/tmp" KGYM_KEEP_WORK=1 "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$T/c" --tasks L1/19 \
   --profile off --out "$T/v2.jsonl" --cases 2 --no-timing -q
 kept=$(find "$T/tmp" -maxdepth 1 -name 'kgym-*' | wc -l)
