@@ -1,6 +1,8 @@
 // C++ side of the policy gate: preprocessing with g++ -E and tokenising.
 #include "cxx_scan.hpp"
 
+#include "kgym/subprocess.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -144,59 +146,17 @@ Preprocessed preprocess_cxx(std::string_view text, int timeout_ms) {
   }
   close(fd);
 
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) { unlink(path); result.error = "pipe failed"; return result; }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
-  posix_spawn_file_actions_addclose(&actions, err_pipe[0]);
   const char* compiler = std::getenv("KGYM_CXX_PREPROCESSOR");
-  std::string cxx = compiler && *compiler ? compiler : "g++";
-  std::vector<std::string> args = {cxx, "-E", "-P", "-x", "c++", "-w",
-                                   "-D__CUDACC__", "-D__NVCC__", "-D__CUDA_ARCH__=900",
-                                   "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
-                                   "-DTORCH_EXTENSION_NAME=kgym_ext", path};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, cxx.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (rc != 0) {
-    close(out_pipe[0]); close(err_pipe[0]); unlink(path);
-    result.error = "cannot run " + cxx + ": " + std::strerror(rc);
-    return result;
-  }
-  std::string err;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  bool out_open = true, err_open = true, timed_out = false;
-  constexpr size_t kMaxOutput = 16u << 20;
-  char buf[65536];
-  while (out_open || err_open) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0 || result.text.size() > kMaxOutput) { timed_out = true; break; }
-    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}};
-    if (poll(fds, 2, static_cast<int>(left)) < 0) { if (errno == EINTR) continue; break; }
-    for (int k = 0; k < 2; ++k) {
-      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t r = read(fds[k].fd, buf, sizeof buf);
-      if (r <= 0) { (k == 0 ? out_open : err_open) = false; continue; }
-      (k == 0 ? result.text : err).append(buf, static_cast<size_t>(r));
-    }
-  }
-  if (timed_out) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out_pipe[0]);
-  close(err_pipe[0]);
+  const std::string cxx = compiler && *compiler ? compiler : "g++";
+  const ProcessResult run = run_process({cxx, "-E", "-P", "-x", "c++", "-w", "-D__CUDACC__", "-D__NVCC__",
+                                         "-D__CUDA_ARCH__=900", "-D__CUDACC_VER_MAJOR__=12", "-D__CUDACC_VER_MINOR__=4",
+                                         "-DTORCH_EXTENSION_NAME=kgym_ext", path},
+                                        timeout_ms);
   unlink(path);
-  result.ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!result.ok) result.error = timed_out ? "preprocessor timed out" : err.substr(0, 400);
+  result.text = run.out;
+  result.ok = run.ok();
+  if (!run.started) result.error = run.error;
+  else if (!result.ok) result.error = run.timed_out ? "preprocessor timed out" : run.err.substr(0, 400);
   return result;
 }
 

@@ -24,6 +24,7 @@
 #include "kgym/paths.hpp"
 #include "kgym/policy.hpp"
 #include "kgym/reward.hpp"
+#include "kgym/subprocess.hpp"
 #include "cpu_group.hpp"
 #include "disk_guard.hpp"
 #include "proctree.hpp"
@@ -183,6 +184,37 @@ class PhaseClock {
 void add_unique(std::vector<std::string>& into, const std::vector<std::string>& lines) {
   for (const auto& line : lines)
     if (std::find(into.begin(), into.end(), line) == into.end()) into.push_back(line);
+}
+
+/// Python's own message for a candidate that kgym's parser rejects ("line 9, column 24: expected
+/// ':': def forward(self, x)"), from `python -I -S` compiling the source (compile only: nothing of
+/// it runs); std::nullopt when Python compiles it, or cannot be asked within 10 s.
+std::optional<std::string> python_syntax_error(const std::string& python, const std::string& code) {
+  std::string tmpl = (fs::temp_directory_path() / "kgym-syntax-XXXXXX").string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return std::nullopt;
+  for (std::size_t off = 0; off < code.size();) {
+    const ssize_t w = ::write(fd, code.data() + off, code.size() - off);
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  ::close(fd);
+  static const char* kScript =
+      "import sys\n"
+      "src = open(sys.argv[1], 'rb').read()\n"
+      "try:\n"
+      "    compile(src, 'candidate.py', 'exec', dont_inherit=True)\n"
+      "except SyntaxError as e:\n"
+      "    text = (e.text or '').strip()\n"
+      "    print(f'line {e.lineno}, column {e.offset}: {e.msg}' + (f': {text[:120]}' if text else ''))\n"
+      "except (ValueError, MemoryError, RecursionError) as e:\n"
+      "    print(f'{type(e).__name__}: {e}'[:300])\n";
+  const ProcessResult r = run_process({python, "-I", "-S", "-c", kScript, tmpl}, 10000, 1 << 16);
+  ::unlink(tmpl.c_str());
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (!r.ok() || out.empty()) return std::nullopt;
+  return out;
 }
 
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
@@ -1216,10 +1248,19 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       const policy::Finding* at = nullptr;
       for (const auto& f : syntax.findings)
         if (f.rule_id == "syntax_error" && !at) at = &f;
+      const std::string where =
+          at ? fmt::format("line {}, column {}: {}", at->line, at->column, at->snippet) : std::string("(no location)");
+      const std::optional<std::string> python_says = python_syntax_error(impl_->options.python, cand.code);
       v = verdict_without_run(Outcome::build_failed, Gate::build,
-                              "candidate does not parse" +
-                                  (at ? fmt::format(": line {}, column {}: {}", at->line, at->column, at->snippet)
-                                      : std::string()));
+                              "candidate does not parse: " +
+                                  (python_says ? *python_says
+                                               : where + " (Python itself compiles it; kgym's parser, tree-sitter-python, "
+                                                         "does not: write the construct there another way)"));
+      Failure f;
+      f.stage = "parse";
+      f.type = "SyntaxError";
+      f.message = python_says ? *python_says : where;
+      v.measurements.load.failure = f;
     } else if (first_reject) {
       v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
                               "[" + first_reject->rule_id + "] line " + std::to_string(first_reject->line) + ": " +

@@ -23,6 +23,9 @@ for line in open(sys.argv[1]):
     if v["outcome"] == "passed":
         assert v["provenance"]["case_seeds"], v["provenance"]
         assert v["runtime_ms"] > 0 and v["ref_runtime_ms"] > 0 and v["reward"] >= 0.3
+    if v["candidate_id"] == "40_LayerNorm/syntax_error.py":  # Python's own words, not only a location
+        assert "expected ':'" in v["messages"][0], v["messages"]
+        assert v["measurements"]["load"]["failure"]["type"] == "SyntaxError", v["measurements"]["load"]
 print("fields ok")
 PY
 # The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
