@@ -112,7 +112,28 @@ void run_eval(EvalArgs& a) {
     if (a.tasks.empty() || std::any_of(a.tasks.begin(), a.tasks.end(),
                                        [&](const std::string& p) { return task_matches(e.task, p); }))
       evals.push_back(std::move(e));
-  if (evals.empty()) throw Error(ErrorKind::input, "no candidate matches the selected tasks");
+  if (evals.empty()) {
+    // Name what was looked for: the selected tasks' file names (a fresh user's --tasks L1/23
+    // with only 19_ReLU.py in the folder got a message naming neither).
+    std::string wanted;
+    int shown = 0, total = 0;
+    if (suite)
+      for (const auto& t : suite->tasks) {
+        if (!a.tasks.empty() && std::none_of(a.tasks.begin(), a.tasks.end(),
+                                             [&](const std::string& p) { return task_matches(t, p); }))
+          continue;
+        ++total;
+        const auto slash = t.id.rfind('/');
+        const std::string stem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
+        if (shown++ < 4) wanted += (wanted.empty() ? "" : ", ") + stem + ".py";
+      }
+    if (total > shown) wanted += ", ... (" + std::to_string(total) + " tasks)";
+    throw Error(ErrorKind::input,
+                "no candidate in " + a.candidates + " matches the selected tasks" +
+                    (wanted.empty() ? std::string()
+                                    : ": a folder of candidates needs files named like the tasks (" + wanted +
+                                          ", or <task stem>/<name>.py), a .jsonl file rows with their task ids"));
+  }
   compute_reward(a.reward, Verdict{});  // validates the name before any work
   if (!a.profile.empty() && !policy::profile_from_string(a.profile))
     throw Error(ErrorKind::usage, "unknown --profile '" + a.profile + "': use strict, hybrid, kernelbench or off");

@@ -134,7 +134,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 void add_tasks_command(CLI::App& app, int& exit_code) {
-  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show and export (KernelBench format)");
+  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show, export (KernelBench format) and audit");
   tasks->require_subcommand(1);
 
   // list

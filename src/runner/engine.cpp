@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <numeric>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -217,6 +218,48 @@ std::optional<std::string> python_syntax_error(const std::string& python, const 
   return out;
 }
 
+/// The value of environment variable `name` when it is one of `allowed` ("" when unset); else
+/// Error(usage) naming the variable and the values it takes (a fresh user's KGYM_SANDBOX=maybe
+/// ran silently with the default).
+std::string env_choice(const char* name, std::initializer_list<std::string_view> allowed) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return "";
+  std::string list;
+  for (auto a : allowed) {
+    if (a == v) return v;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  throw Error(ErrorKind::usage, std::string(name) + "='" + v + "' is not one of " + list + "; unset it or give one of those");
+}
+
+/// KGYM_KEEP_WORK: keep the work folder's files (1, true, yes) or not (unset, 0, false, no).
+bool keep_work() {
+  const std::string v = env_choice("KGYM_KEEP_WORK", {"0", "1", "true", "false", "yes", "no"});
+  return v == "1" || v == "true" || v == "yes";
+}
+
+/// KGYM_CPU_THREADS: torch's thread count in CPU workers, a whole number from 1 to 1024 (default 1).
+int cpu_threads() {
+  const char* v = std::getenv("KGYM_CPU_THREADS");
+  if (!v || !*v) return 1;
+  int n = 0;
+  const std::string s(v);
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec != std::errc() || end != s.data() + s.size() || n < 1 || n > 1024)
+    throw Error(ErrorKind::usage, "KGYM_CPU_THREADS='" + s + "' is not a whole number from 1 to 1024; unset it (1 thread) or give one");
+  return n;
+}
+
+/// Checks every KGYM_* setting the workers read, before any starts: a bad value is a usage
+/// error naming it, not a worker's traceback (KGYM_CPU_THREADS=abc) or a silent default.
+void check_worker_environment() {
+  (void)keep_work();
+  (void)cpu_threads();
+  (void)env_choice("KGYM_SANDBOX", {"landlock", "off"});
+  (void)env_choice("KGYM_DEVICE_TRANSFER", {"ipc", "host"});
+  (void)env_choice("KGYM_CPU_CGROUP", {"0", "1"});
+}
+
 Failure process_failure(const runner::ExitStatus& st, std::string message) {
   Failure f;
   f.stage = "process";
@@ -253,13 +296,12 @@ struct Engine::Impl {
   ~Impl() {
     reference.reset();
     zygote.reset();
-    const char* keep = std::getenv("KGYM_KEEP_WORK");
-    if (own_work_dir && !(keep && std::string(keep) == "1")) {
-      runner::remove_tree(work_dir);  // also what a candidate nested below PATH_MAX
-    }
+    if (own_work_dir && !keep_work()) runner::remove_tree(work_dir);  // also what nests below PATH_MAX
+    else if (own_work_dir) spdlog::warn("kgym kept its work folder {} (KGYM_KEEP_WORK): worker logs, inputs", work_dir.string());
   }
 
   explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
+    check_worker_environment();
     const std::string& d = options.device;
     if (d == "cpu") {
       worker_device = "cpu";
@@ -647,8 +689,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     // What the verdict no longer needs: the work folder's files but the log (a long `kgym serve`
     // kept every candidate's until it ended; KGYM_KEEP_WORK=1 keeps them), and a build folder
     // too large to keep for the next run of the same source.
-    const char* keep = std::getenv("KGYM_KEEP_WORK");
-    if (!(keep && std::string(keep) == "1")) runner::release_folders({spec.workdir}, spec.workdir / "worker.log");
+    if (!keep_work()) runner::release_folders({spec.workdir}, spec.workdir / "worker.log");
     const auto built = runner::folder_usage({build_dir}, disk_limits.quota_entries);
     if (built.bytes > disk_limits.build_keep_bytes || !built.unmeasured.empty()) runner::remove_tree(build_dir);
   }
@@ -1113,8 +1154,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (!gpu && !ask_reference({{"op", "settle"}, {"release", true}}, {}, eo.timeouts.reference_s, m)) return;
   add_unique(timing.foreign_gpu_processes, gpu_holders);
   if (!gpu && cpu_wall_ms > 0) {
-    const char* threads = std::getenv("KGYM_CPU_THREADS");
-    timing.wall_check_cores = std::max(1, threads ? std::atoi(threads) : 1);
+    timing.wall_check_cores = cpu_threads();
     timing.wall_check_cpu_source = grouped_requests == cpu_requests ? "cgroup" : grouped_requests ? "partial" : "proc";
     timing.wall_check_cpu_ms = cpu_used_ms;
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;

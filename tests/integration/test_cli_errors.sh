@@ -25,6 +25,13 @@ printf '{"task_id": "L1/77_Unknown", "code": "x"}\n' > "$T/unknown.jsonl"
 expect 2 "unknown task 'L1/77_Unknown'" -- "$KGYM" eval --suite "$S" --candidates "$T/unknown.jsonl" --out "$T/a.jsonl"
 expect 2 "unknown reward" -- "$KGYM" eval --suite "$S" --candidates "$C" --reward nope --out "$T/a.jsonl"
 expect 2 "jobs: Value -1 not in range" -- "$KGYM" eval --suite "$S" --candidates "$C" --jobs -1 --out "$T/a.jsonl"
+mkdir -p "$T/only19" && cp "$C/19_ReLU/honest.py" "$T/only19/19_ReLU.py"
+expect 2 "named like the tasks (23_Softmax.py" -- "$KGYM" eval --suite "$S" --candidates "$T/only19" --tasks L1/23 --out "$T/a.jsonl"
+# Every KGYM_* setting the workers read is checked before they start (fresh-user run, session 12).
+expect 2 "KGYM_CPU_THREADS='abc' is not a whole number" -- env KGYM_CPU_THREADS=abc "$KGYM" eval --suite "$S" --candidates "$T/only19" --out "$T/a.jsonl"
+expect 2 "KGYM_SANDBOX='maybe' is not one of landlock, off" -- env KGYM_SANDBOX=maybe "$KGYM" eval --suite "$S" --candidates "$T/only19" --out "$T/a.jsonl"
+expect 2 "KGYM_DEVICE_TRANSFER='foo'" -- env KGYM_DEVICE_TRANSFER=foo "$KGYM" eval --suite "$S" --candidates "$T/only19" --out "$T/a.jsonl"
+expect 2 "KGYM_KEEP_WORK='sure'" -- env KGYM_KEEP_WORK=sure "$KGYM" eval --suite "$S" --candidates "$T/only19" --out "$T/a.jsonl"
 expect 2 "bad --device" -- "$KGYM" eval --suite "$S" --candidates "$C" --device tpu --out "$T/dev.jsonl"
 # Rejected before anything starts (no "starting workers" banner), and a misspelt command named.
 if grep -q "starting workers" "$T/err"; then echo "FAIL: --device tpu printed the start banner"; fail=1; else echo "ok: no banner on a bad device"; fi
