@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
@@ -97,59 +100,76 @@ void walk(int fd, int depth, const std::string& where, std::uintmax_t stop_after
   ::closedir(d);
 }
 
-/// Files below `roots` that were deleted while a process still holds them open or mapped: they
-/// keep their disk blocks until the last one closes, and no walk sees them (red team rt18 held
-/// 3 GB that way under a 100 MiB quota). Read from /proc/*/fd and /proc/*/maps, whose link text
-/// and path keep the file's old name with " (deleted)"; mapped files count their mapped length.
-void count_deleted_open(const std::vector<fs::path>& roots, FolderUsage& u, Seen& seen) {
-  std::vector<std::string> prefixes;  // as the kernel prints them: without links
-  for (const auto& r : roots) {
-    std::error_code ec;
-    const fs::path c = fs::weakly_canonical(r, ec);
-    prefixes.push_back((ec ? r : c).string() + "/");
-  }
-  auto below = [&](std::string_view target) {
-    if (!target.ends_with(" (deleted)")) return false;
-    for (const auto& prefix : prefixes)
-      if (target.starts_with(prefix)) return true;
-    return false;
+/// Whether the file system holding `path` (followed) keeps its files in memory (tmpfs, ramfs,
+/// hugetlbfs: /dev/shm, memfd): memory limits bound those, not the disk quota.
+bool in_memory(const std::string& path) {
+  struct statfs s {};
+  if (::statfs(path.c_str(), &s) != 0) return false;
+  return s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC || s.f_type == HUGETLBFS_MAGIC;
+}
+
+/// Deleted files that the processes `holders` (the candidate's own) still hold open or mapped:
+/// they keep their disk blocks until the last holder lets go, and no walk sees them (red team
+/// rt18 held 3 GB that way under a 100 MiB quota). Each counts its allocated blocks, from a stat
+/// of the file itself through /proc/PID/fd/N or /proc/PID/map_files/RANGE (root only, else the
+/// mapped length of a file that lay below `prefixes`), whatever its path: rt19 hid a file behind
+/// a one-page mapping (counted by mapped length) and behind a path longer than a page (readlink
+/// lost its " (deleted)"), and made an honest candidate's guard count 8 GiB for a file the
+/// red team, not the candidate, had mapped (every process's maps were read then).
+void count_held_deleted(const std::vector<pid_t>& holders, const std::vector<std::string>& prefixes, FolderUsage& u,
+                        Seen& seen) {
+  auto add = [&](const std::string& link, const struct stat& st) {
+    if (S_ISREG(st.st_mode) && st.st_nlink == 0 && !in_memory(link) && seen.insert({st.st_dev, st.st_ino}).second)
+      u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
   };
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return;
-  while (dirent* p = ::readdir(proc)) {
-    if (p->d_name[0] < '0' || p->d_name[0] > '9') continue;
-    const std::string base = std::string("/proc/") + p->d_name;
-    if (DIR* fds = ::opendir((base + "/fd").c_str())) {
-      while (dirent* f = ::readdir(fds)) {
-        if (f->d_name[0] == '.') continue;
-        const std::string link = base + "/fd/" + f->d_name;
-        char buf[4096];
-        const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
-        if (n <= 0 || !below(std::string_view(buf, static_cast<std::size_t>(n)))) continue;
-        struct stat st {};
-        if (::stat(link.c_str(), &st) == 0 && seen.insert({st.st_dev, st.st_ino}).second)
-          u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
-      }
-      ::closedir(fds);
+  for (const pid_t pid : holders) {
+    const std::string base = "/proc/" + std::to_string(pid);
+    DIR* fds = ::opendir((base + "/fd").c_str());
+    if (!fds) {
+      if (errno != ENOENT && errno != ESRCH)
+        u.unmeasured = "cannot read the open files of process " + std::to_string(pid) + ": " + std::strerror(errno);
+      if (!u.unmeasured.empty()) return;
+      continue;
     }
+    while (dirent* f = ::readdir(fds)) {
+      if (f->d_name[0] == '.') continue;
+      const std::string link = base + "/fd/" + f->d_name;
+      struct stat st {};
+      if (::stat(link.c_str(), &st) == 0) add(link, st);
+    }
+    ::closedir(fds);
     std::ifstream maps(base + "/maps");
     std::string line;
     while (std::getline(maps, line)) {
       // "start-end perms offset major:minor inode   path"
-      const auto slash = line.find('/');
-      if (slash == std::string::npos || !below(std::string_view(line).substr(slash))) continue;
       unsigned long long start = 0, end = 0, inode = 0;
       unsigned major = 0, minor = 0;
-      if (std::sscanf(line.c_str(), "%llx-%llx %*s %*s %x:%x %llu", &start, &end, &major, &minor, &inode) != 5) continue;
-      if (seen.insert({makedev(major, minor), static_cast<ino_t>(inode)}).second) u.bytes += end - start;
+      int range_end = 0;
+      if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor,
+                      &inode) != 5 ||
+          inode == 0)
+        continue;
+      const std::string link = base + "/map_files/" + line.substr(0, static_cast<std::size_t>(range_end));
+      struct stat st {};
+      if (::stat(link.c_str(), &st) == 0) {
+        add(link, st);
+        continue;
+      }
+      if (errno != EPERM && errno != EACCES) continue;  // unmapped meanwhile
+      // Not root: /proc shows the mapping's path, and the length mapped stands for the file.
+      const auto slash = line.find('/');
+      if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
+      const std::string_view path = std::string_view(line).substr(slash);
+      const bool below = std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); });
+      if (below && seen.insert({makedev(major, minor), static_cast<ino_t>(inode)}).second) u.bytes += end - start;
     }
   }
-  ::closedir(proc);
 }
 
 }  // namespace
 
-FolderUsage folder_usage(const std::vector<fs::path>& roots, std::uintmax_t stop_after, int max_depth) {
+FolderUsage folder_usage(const std::vector<fs::path>& roots, const std::vector<pid_t>& holders, std::uintmax_t stop_after,
+                         int max_depth) {
   FolderUsage u;
   Seen seen;
   for (const auto& root : roots) {
@@ -164,7 +184,13 @@ FolderUsage folder_usage(const std::vector<fs::path>& roots, std::uintmax_t stop
     walk(fd, 0, root.string(), stop_after, max_depth, u, seen);
     if (!u.unmeasured.empty() || u.entries > stop_after) return u;
   }
-  count_deleted_open(roots, u, seen);
+  std::vector<std::string> prefixes;  // as the kernel prints them: without links
+  for (const auto& r : roots) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(r, ec);
+    prefixes.push_back((ec ? r : c).string() + "/");
+  }
+  count_held_deleted(holders, prefixes, u, seen);
   return u;
 }
 
@@ -222,13 +248,18 @@ void release_folders(const std::vector<fs::path>& folders, const fs::path& log, 
   }
   // The candidate could have replaced its log by a symbolic link to a file of kgym's: opened
   // without following links, and only a regular file is cut (the supervisor is not sandboxed).
-  const int fd = ::open(log.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  const int fd = ::open(log.c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
-    fs::remove(log, ec);  // a link (ELOOP) or something else: not a log kgym wrote
+    remove_tree(log);  // a link (ELOOP), a folder (EISDIR: rt19 kept one full) or else: not a log kgym wrote
     return;
   }
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uintmax_t>(st.st_size) <= log_keep_bytes) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    remove_tree(log);  // a socket, a fifo or a device node: not a log kgym wrote
+    return;
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) <= log_keep_bytes) {
     ::close(fd);
     return;
   }
@@ -245,8 +276,9 @@ void release_folders(const std::vector<fs::path>& folders, const fs::path& log, 
   ::close(fd);
 }
 
-DiskGuard::DiskGuard(std::vector<fs::path> folders, DiskLimits limits, std::function<void()> on_breach)
-    : folders_(std::move(folders)), limits_(limits), on_breach_(std::move(on_breach)) {
+DiskGuard::DiskGuard(std::vector<fs::path> folders, std::function<std::vector<pid_t>()> holders, DiskLimits limits,
+                     std::function<void()> on_breach)
+    : folders_(std::move(folders)), holders_(std::move(holders)), limits_(limits), on_breach_(std::move(on_breach)) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -270,7 +302,7 @@ void DiskGuard::loop() {
   while (!stop_) {
     lock.unlock();
     std::optional<DiskBreach> found;
-    const FolderUsage u = folder_usage(folders_, limits_.quota_entries);
+    const FolderUsage u = folder_usage(folders_, holders_ ? holders_() : std::vector<pid_t>{}, limits_.quota_entries);
     if (!u.unmeasured.empty()) {
       found = DiskBreach{true, "kgym could not measure what the candidate wrote below " + joined(folders_) + " (" +
                                    u.unmeasured + "); it was stopped"};

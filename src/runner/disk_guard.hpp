@@ -9,6 +9,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <sys/types.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,12 +26,17 @@ struct FolderUsage {
 
 /// Walks `roots` by file descriptors (missing roots count nothing; symbolic links are counted,
 /// never followed; entries that vanish during the walk are skipped) and stops once `entries`
-/// passes `stop_after`, so a folder of millions of files costs one bounded walk. Adds the files
-/// once below `roots` that were deleted while a process still holds them open or mapped.
-/// Folders nested deeper than `max_depth`, or an entry that cannot be read, set `unmeasured`
-/// (no load_inline or Triton build nests more than a few levels).
-FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, std::uintmax_t stop_after,
-                         int max_depth = 64);
+/// passes `stop_after`, so a folder of millions of files costs one bounded walk. Adds the
+/// deleted files that the processes `holders` still hold open or mapped, wherever they lay (a
+/// candidate writes only below its folders), by their allocated blocks; files in memory (tmpfs,
+/// memfd, /dev/shm) are not disk. Only the candidate's own processes may be `holders`: a file
+/// counts against whoever holds it, so another candidate cannot make it count against this one.
+/// Folders nested deeper than `max_depth`, an entry that cannot be read, or a holder whose open
+/// files /proc will not list set `unmeasured` (no load_inline or Triton build nests more than a
+/// few levels). Not seen: a file whose descriptor only a unix socket holds in flight
+/// (SCM_RIGHTS); the free-space reserve bounds that (docs/architecture.md, Disk).
+FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, const std::vector<pid_t>& holders,
+                         std::uintmax_t stop_after, int max_depth = 64);
 
 /// Removes `path` and everything below it without following links, also below PATH_MAX
 /// (falls back to `rm -rf --one-file-system`). Errors are ignored.
@@ -69,13 +75,15 @@ std::optional<DiskBreach> check_reserve(const std::vector<std::filesystem::path>
 /// After a candidate broke its quota: empties `folders` (the content-addressed build folder
 /// would otherwise keep its bytes for every later run of the same source, and a long-running
 /// server would keep every work folder) except the file `log`, cut to its last `log_keep_bytes`
-/// (the end of a candidate's output is what its verdict quotes). Errors are ignored: what
+/// (the end of a candidate's output is what its verdict quotes). A `log` that is not a regular
+/// file (a link, a folder: rt19 kept a full folder there) is removed. Errors are ignored: what
 /// cannot be removed stays.
 void release_folders(const std::vector<std::filesystem::path>& folders, const std::filesystem::path& log,
                      std::uintmax_t log_keep_bytes = 1 << 20);
 
 /// Watches one candidate's folders from a thread of the supervisor while the candidate runs.
-/// Every `period_s` it walks them (folder_usage); over the quota, or with less than the reserve
+/// Every `period_s` it walks them (folder_usage, with the pids `holders` returns then: the
+/// candidate's processes, runner::own_processes); over the quota, or with less than the reserve
 /// left free where they lie, or when part of them cannot be measured, it records the breach and calls `on_breach` once (which kills the
 /// candidate's process group: the evaluation then sees its process gone). Its writes elsewhere
 /// are refused by the write sandbox (python/kgym_worker/zygote.py, Landlock); without the sandbox
@@ -83,7 +91,8 @@ void release_folders(const std::vector<std::filesystem::path>& folders, const st
 /// the disk below its work folder and every later verdict failed.
 class DiskGuard {
  public:
-  DiskGuard(std::vector<std::filesystem::path> folders, DiskLimits limits, std::function<void()> on_breach);
+  DiskGuard(std::vector<std::filesystem::path> folders, std::function<std::vector<pid_t>()> holders, DiskLimits limits,
+            std::function<void()> on_breach);
   ~DiskGuard();  ///< stops the thread (within one period)
   DiskGuard(const DiskGuard&) = delete;
   DiskGuard& operator=(const DiskGuard&) = delete;
@@ -93,6 +102,7 @@ class DiskGuard {
  private:
   void loop();
   std::vector<std::filesystem::path> folders_;
+  std::function<std::vector<pid_t>()> holders_;
   DiskLimits limits_;
   std::function<void()> on_breach_;
   mutable std::mutex mutex_;

@@ -282,6 +282,7 @@ struct Engine::Impl {
   std::mutex device_mutex;              ///< held for the cases and timing of one evaluation
   std::unique_ptr<Worker> reference;    ///< guarded by device_mutex
   int reference_zygote_deaths = 0;      ///< zygote->deaths() when the reference was spawned
+  std::atomic<pid_t> reference_pid{-1};  ///< the reference worker's pid, for other threads (disk guard)
   nlohmann::json environment;           ///< guarded by device_mutex
   std::counting_semaphore<64> build_slots{1};
   /// Exclusive while an evaluation times with the other workers stopped (QuietDevice); shared
@@ -348,6 +349,7 @@ struct Engine::Impl {
       spec.env = base_env(spec.workdir);
       spec.env["TORCHINDUCTOR_CACHE_DIR"] = (cache_dir / "inductor").string();
       reference = std::make_unique<Worker>(*zygote, spec);
+      reference_pid = reference->pid();
       reference_zygote_deaths = zygote->deaths();
       Message info = reference->request({{"op", "info"}}, {}, 120);
       environment = info.header;
@@ -426,7 +428,14 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   }
   Worker& c = *cw;
   if (worker_device == "cpu") cpu_group.emplace(c.pid());
-  disk_guard.emplace(disk_folders, disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
+  disk_guard.emplace(
+      disk_folders,
+      [this, root = c.pid()] {
+        std::set<pid_t> candidates = zygote->workers();  // the candidates' workers: not the reference's
+        candidates.erase(reference_pid.load());
+        return runner::own_processes(root, zygote->pid(), candidates);
+      },
+      disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
   const int zygote_deaths = zygote->deaths();
@@ -690,7 +699,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     // kept every candidate's until it ended; KGYM_KEEP_WORK=1 keeps them), and a build folder
     // too large to keep for the next run of the same source.
     if (!keep_work()) runner::release_folders({spec.workdir}, spec.workdir / "worker.log");
-    const auto built = runner::folder_usage({build_dir}, disk_limits.quota_entries);
+    const auto built = runner::folder_usage({build_dir}, {}, disk_limits.quota_entries);
     if (built.bytes > disk_limits.build_keep_bytes || !built.unmeasured.empty()) runner::remove_tree(build_dir);
   }
   if (zygote->deaths() != zygote_deaths)

@@ -202,6 +202,11 @@ std::set<unsigned> nvidia_majors() {
 
 }  // namespace
 
+std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
+  const bool alone = workers.size() == 1 && workers.count(root);
+  return candidate_processes(root, alone ? zygote : 0, workers);
+}
+
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {
   const auto table = process_table();
   const auto children = children_of(table);

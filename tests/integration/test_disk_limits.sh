@@ -12,7 +12,7 @@ TMPDIR="$T/tmp" KGYM_KEEP_WORK=1 KGYM_DISK_QUOTA_MB=64 KGYM_BUILD_KEEP_MB=16 "$K
   --candidates "$ROOT/tests/data/disk" --profile off --cases 2 --no-timing -q --out "$T/v.jsonl" > "$T/log" 2>&1 \
   || { cat "$T/log"; exit 1; }
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$T/v.jsonl" "$ROOT/tests/data/disk" || exit 1
-for c in fill_work_folder build_cache_filler deleted_but_open deep_path; do
+for c in fill_work_folder build_cache_filler deleted_but_open deep_path mapped_window; do
   grep "\"candidate_id\":\"19_ReLU/$c.py\"" "$T/v.jsonl" | grep -q "KGYM_DISK_QUOTA_MB" \
     || { echo "FAIL: $c's verdict does not name the disk quota"; grep "$c" "$T/v.jsonl"; exit 1; }
 done

@@ -2,6 +2,8 @@
 // space reserve, and the guard that stops it.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -38,6 +40,9 @@ void write_file(const fs::path& p, std::size_t bytes) {
   for (std::size_t n = 0; n < bytes; n += chunk.size()) f.write(chunk.data(), std::min(chunk.size(), bytes - n));
 }
 
+/// This process, as the holder of the files a test keeps open or mapped.
+std::vector<pid_t> me() { return {::getpid()}; }
+
 /// Waits up to 5 s for the guard to report.
 bool wait_for(const std::atomic<int>& calls) {
   for (int i = 0; i < 500 && calls.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -49,7 +54,7 @@ TEST(FolderUsage, CountsAllocatedBytesAndEntriesOnceThroughHardLinks) {
   fs::create_directories(t.path / "a" / "b");
   write_file(t.path / "a" / "b" / "one", 3 << 20);
   fs::create_hard_link(t.path / "a" / "b" / "one", t.path / "a" / "link");
-  const auto u = kgym::runner::folder_usage({t.path, t.path / "missing"}, 1000);
+  const auto u = kgym::runner::folder_usage({t.path, t.path / "missing"}, {}, 1000);
   EXPECT_GE(u.bytes, 3u << 20);
   EXPECT_LT(u.bytes, 4u << 20);  // the hard link does not count the file twice
   EXPECT_EQ(u.entries, 5u);      // root, a, b, one, link
@@ -59,13 +64,13 @@ TEST(FolderUsage, SparseFileCountsWhatItHolds) {
   TempDir t;
   { std::ofstream f(t.path / "sparse"); }
   fs::resize_file(t.path / "sparse", 1ULL << 40);  // 1 TiB of nothing
-  EXPECT_LT(kgym::runner::folder_usage({t.path}, 10).bytes, 1u << 20);
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 10).bytes, 1u << 20);
 }
 
 TEST(FolderUsage, StopsAfterTheEntryLimit) {
   TempDir t;
   for (int i = 0; i < 50; ++i) std::ofstream(t.path / std::to_string(i));
-  EXPECT_EQ(kgym::runner::folder_usage({t.path}, 10).entries, 11u);
+  EXPECT_EQ(kgym::runner::folder_usage({t.path}, me(), 10).entries, 11u);
 }
 
 TEST(DiskGuard, StopsACandidateOverItsByteQuota) {
@@ -75,7 +80,7 @@ TEST(DiskGuard, StopsACandidateOverItsByteQuota) {
   l.reserve_bytes = 0;
   l.period_s = 0.02;
   std::atomic<int> calls{0};
-  DiskGuard g({t.path / "work", t.path / "build"}, l, [&] { ++calls; });
+  DiskGuard g({t.path / "work", t.path / "build"}, nullptr, l, [&] { ++calls; });
   write_file(t.path / "small", 8 << 20);  // outside its folders: not its use
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(calls.load(), 0);
@@ -98,7 +103,7 @@ TEST(DiskGuard, StopsACandidateOverItsEntryQuota) {
   l.reserve_bytes = 0;
   l.period_s = 0.02;
   std::atomic<int> calls{0};
-  DiskGuard g({t.path}, l, [&] { ++calls; });
+  DiskGuard g({t.path}, nullptr, l, [&] { ++calls; });
   for (int i = 0; i < 30; ++i) std::ofstream(t.path / std::to_string(i));
   ASSERT_TRUE(wait_for(calls));
   EXPECT_TRUE(g.breach()->candidate_at_fault);
@@ -112,7 +117,7 @@ TEST(DiskGuard, LowFreeSpaceIsNotTheCandidatesFault) {
   l.period_s = 0.02;
   EXPECT_TRUE(kgym::runner::check_reserve({t.path / "not" / "yet"}, l));  // checked where it will be made
   std::atomic<int> calls{0};
-  DiskGuard g({t.path}, l, [&] { ++calls; });
+  DiskGuard g({t.path}, nullptr, l, [&] { ++calls; });
   ASSERT_TRUE(wait_for(calls));
   EXPECT_FALSE(g.breach()->candidate_at_fault);
   EXPECT_NE(g.breach()->message.find("KGYM_DISK_RESERVE_MB"), std::string::npos);
@@ -126,7 +131,7 @@ TEST(DiskGuard, QuietWithinItsLimitsAndStopsPromptly) {
   {
     DiskLimits l;
     l.reserve_bytes = 0;
-    DiskGuard g({t.path}, l, [&] { ++calls; });
+    DiskGuard g({t.path}, nullptr, l, [&] { ++calls; });
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(400));
@@ -214,11 +219,11 @@ bool make_deep(const fs::path& root, int levels, std::size_t bytes) {
 TEST(FolderUsage, SeesBelowPathMaxAndRefusesDeepNesting) {
   TempDir t;
   ASSERT_TRUE(make_deep(t.path, 30, 2 << 20));  // about 6000 characters of path
-  const auto u = kgym::runner::folder_usage({t.path}, 1000);
+  const auto u = kgym::runner::folder_usage({t.path}, me(), 1000);
   EXPECT_TRUE(u.unmeasured.empty()) << u.unmeasured;
   EXPECT_GE(u.bytes, 2u << 20);  // red team rt18: a walk by path names saw nothing below PATH_MAX
   EXPECT_EQ(u.entries, 32u);     // root, 30 folders, payload
-  const auto shallow = kgym::runner::folder_usage({t.path}, 1000, 8);
+  const auto shallow = kgym::runner::folder_usage({t.path}, me(), 1000, 8);
   EXPECT_NE(shallow.unmeasured.find("deeper than 8 levels"), std::string::npos) << shallow.unmeasured;
   kgym::runner::remove_tree(t.path / std::string(200, 'd'));
   EXPECT_FALSE(fs::exists(t.path / std::string(200, 'd')));
@@ -230,9 +235,9 @@ TEST(FolderUsage, CountsDeletedFilesStillHeldOpen) {
   const int fd = ::open((t.path / "held").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
   fs::remove(t.path / "held");
-  EXPECT_GE(kgym::runner::folder_usage({t.path}, 1000).bytes, 3u << 20);  // rt18: 3 GB held this way
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 3u << 20);  // rt18: 3 GB held this way
   ::close(fd);
-  EXPECT_LT(kgym::runner::folder_usage({t.path}, 1000).bytes, 1u << 20);
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 1u << 20);
 }
 
 TEST(FolderUsage, CountsDeletedFilesStillMapped) {
@@ -244,8 +249,92 @@ TEST(FolderUsage, CountsDeletedFilesStillMapped) {
   ::close(fd);
   ASSERT_NE(p, MAP_FAILED);
   fs::remove(t.path / "mapped");
-  EXPECT_GE(kgym::runner::folder_usage({t.path}, 1000).bytes, 3u << 20);
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 3u << 20);
   ::munmap(p, 3 << 20);
+}
+
+}  // namespace
+
+namespace {
+
+// Red team rt19 (session 12): the count of deleted files still held.
+TEST(FolderUsage, CountsAHeldFileByItsBlocksNotByTheLengthMapped) {
+  if (::geteuid() != 0) GTEST_SKIP() << "/proc/PID/map_files needs root; without it the mapped length counts";
+  TempDir t;
+  write_file(t.path / "big", 8 << 20);
+  const int fd = ::open((t.path / "big").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* page = ::mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0);  // one page of 8 MiB
+  ::close(fd);
+  ASSERT_NE(page, MAP_FAILED);
+  // An empty file mapped over 1 GiB holds no block (rt19 made an honest guard count 8 GiB so).
+  const int lock = ::open((t.path / "lock").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(lock, 0);
+  void* wide = ::mmap(nullptr, 1ULL << 30, PROT_READ, MAP_SHARED, lock, 0);
+  ::close(lock);
+  ASSERT_NE(wide, MAP_FAILED);
+  fs::remove(t.path / "big");
+  fs::remove(t.path / "lock");
+  const auto u = kgym::runner::folder_usage({t.path}, me(), 1000);
+  EXPECT_GE(u.bytes, 8u << 20);   // rt19: counted as 4 KiB
+  EXPECT_LT(u.bytes, 16u << 20);  // not the 1 GiB mapped
+  ::munmap(page, 4096);
+  ::munmap(wide, 1ULL << 30);
+}
+
+TEST(FolderUsage, CountsAHeldFileWhosePathIsLongerThanAPage) {
+  TempDir t;
+  ASSERT_TRUE(make_deep(t.path, 30, 3 << 20));  // about 6000 characters of path
+  int dir = ::open(t.path.c_str(), O_RDONLY | O_DIRECTORY);
+  for (int i = 0; i < 30 && dir >= 0; ++i) {
+    const int child = ::openat(dir, std::string(200, 'd').c_str(), O_RDONLY | O_DIRECTORY);
+    ::close(dir);
+    dir = child;
+  }
+  ASSERT_GE(dir, 0);
+  const int fd = ::openat(dir, "payload", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::unlinkat(dir, "payload", 0), 0);
+  ::close(dir);
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 3u << 20);  // rt19: readlink lost " (deleted)"
+  ::close(fd);
+  kgym::runner::remove_tree(t.path / std::string(200, 'd'));
+}
+
+TEST(FolderUsage, FilesHeldByOtherProcessesDoNotCountAgainstTheCandidate) {
+  TempDir t;
+  write_file(t.path / "theirs", 4 << 20);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t other = ::fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {  // another candidate's process: holds the file open and mapped, far past its end
+    const int fd = ::open((t.path / "theirs").c_str(), O_RDONLY);
+    void* p = ::mmap(nullptr, 1ULL << 32, PROT_READ, MAP_SHARED, fd, 0);
+    (void)p;
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  fs::remove(t.path / "theirs");
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 1u << 20);  // rt19 blamed the honest one
+  const auto theirs = kgym::runner::folder_usage({t.path}, {other}, 1000).bytes;
+  EXPECT_GE(theirs, 4u << 20);
+  if (::geteuid() == 0) EXPECT_LT(theirs, 1u << 30);  // blocks (map_files), not the 4 GiB mapped
+  ::kill(other, SIGKILL);
+  ::waitpid(other, nullptr, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(ReleaseFolders, RemovesAFolderPutInPlaceOfTheLog) {
+  TempDir t;
+  fs::create_directories(t.path / "work" / "worker.log" / "deep");
+  write_file(t.path / "work" / "worker.log" / "deep" / "fill", 2 << 20);
+  kgym::runner::release_folders({t.path / "work"}, t.path / "work" / "worker.log", 4096);
+  EXPECT_FALSE(fs::exists(t.path / "work" / "worker.log"));  // rt19: kept, full, after the verdict
 }
 
 }  // namespace
