@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -108,67 +110,143 @@ bool in_memory(const std::string& path) {
   return s.f_type == TMPFS_MAGIC || s.f_type == RAMFS_MAGIC || s.f_type == HUGETLBFS_MAGIC;
 }
 
-/// Deleted files that the processes `holders` (the candidate's own) still hold open or mapped:
-/// they keep their disk blocks until the last holder lets go, and no walk sees them (red team
-/// rt18 held 3 GB that way under a 100 MiB quota). Each counts its allocated blocks, from a stat
-/// of the file itself through /proc/PID/fd/N or /proc/PID/map_files/RANGE (root only, else the
-/// mapped length of a file that lay below `prefixes`), whatever its path: rt19 hid a file behind
-/// a one-page mapping (counted by mapped length) and behind a path longer than a page (readlink
-/// lost its " (deleted)"), and made an honest candidate's guard count 8 GiB for a file the
-/// red team, not the candidate, had mapped (every process's maps were read then).
-void count_held_deleted(const std::vector<pid_t>& holders, const std::vector<std::string>& prefixes, FolderUsage& u,
-                        Seen& seen) {
-  auto add = [&](const std::string& link, const struct stat& st) {
-    if (S_ISREG(st.st_mode) && st.st_nlink == 0 && !in_memory(link) && seen.insert({st.st_dev, st.st_ino}).second)
-      u.bytes += static_cast<std::uintmax_t>(st.st_blocks) * 512;
+/// Limits of one pass over the holders' open files: red team rt20 held 8 million descriptors in
+/// 400 processes, and a pass took tens of seconds while 800 MiB came and went unseen.
+constexpr std::size_t kMaxDescriptors = 65536;
+constexpr double kMaxPassSeconds = 5.0;
+
+/// The threads of `pid` whose descriptor table is not the leader's (a thread that called
+/// unshare(CLONE_FILES): /proc/PID/fd shows the leader's table only; red team rt20 held 300 MiB
+/// there), by kcmp KCMP_FILES; every other thread where kcmp is missing.
+std::vector<std::string> own_fd_tables(pid_t pid) {
+  std::vector<std::string> tables{"/proc/" + std::to_string(pid) + "/fd"};
+  DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+  if (!tasks) return tables;
+  while (dirent* t = ::readdir(tasks)) {
+    if (t->d_name[0] < '0' || t->d_name[0] > '9') continue;
+    const pid_t tid = static_cast<pid_t>(std::atol(t->d_name));
+    if (tid == pid) continue;
+#ifdef SYS_kcmp
+    if (::syscall(SYS_kcmp, pid, tid, 2 /* KCMP_FILES */, 0, 0) == 0) continue;
+#endif
+    tables.push_back("/proc/" + std::to_string(pid) + "/task/" + t->d_name + "/fd");
+  }
+  ::closedir(tasks);
+  return tables;
+}
+
+/// How many threads `pid` has (the Threads line of /proc/PID/status); 0 when unreadable.
+int thread_count(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.starts_with("Threads:")) return std::atoi(line.c_str() + 8);
+  return 0;
+}
+
+/// Walks the deleted regular files (not in memory) that `pid` holds open or mapped, calling
+/// `found(link, stat)` for each; `prefixes` serve the fallback without map_files (not root).
+/// Returns why they could not all be seen, or "".
+std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, std::size_t& descriptors,
+                         const std::chrono::steady_clock::time_point& deadline,
+                         const std::function<void(const std::string&, const struct stat&, std::uintmax_t)>& found) {
+  const std::string base = "/proc/" + std::to_string(pid);
+  auto deleted = [](const std::string& link, const struct stat& st) {
+    return S_ISREG(st.st_mode) && st.st_nlink == 0 && !in_memory(link);
   };
-  for (const pid_t pid : holders) {
-    const std::string base = "/proc/" + std::to_string(pid);
-    DIR* fds = ::opendir((base + "/fd").c_str());
+  for (const std::string& table : own_fd_tables(pid)) {
+    DIR* fds = ::opendir(table.c_str());
     if (!fds) {
-      if (errno != ENOENT && errno != ESRCH)
-        u.unmeasured = "cannot read the open files of process " + std::to_string(pid) + ": " + std::strerror(errno);
-      if (!u.unmeasured.empty()) return;
-      continue;
+      if (errno == ENOENT || errno == ESRCH) continue;  // exited meanwhile
+      return "cannot read the open files of process " + std::to_string(pid) + ": " + std::strerror(errno);
     }
     while (dirent* f = ::readdir(fds)) {
       if (f->d_name[0] == '.') continue;
-      const std::string link = base + "/fd/" + f->d_name;
+      if (++descriptors > kMaxDescriptors || std::chrono::steady_clock::now() > deadline) {
+        ::closedir(fds);
+        return "the candidate's processes hold more open files than kgym reads in one pass (" +
+               std::to_string(kMaxDescriptors) + " descriptors, " + std::to_string(static_cast<int>(kMaxPassSeconds)) + " s)";
+      }
+      const std::string link = table + "/" + f->d_name;
       struct stat st {};
-      if (::stat(link.c_str(), &st) == 0) add(link, st);
+      if (::stat(link.c_str(), &st) == 0 && deleted(link, st)) found(link, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
     }
     ::closedir(fds);
-    std::ifstream maps(base + "/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-      // "start-end perms offset major:minor inode   path"
-      unsigned long long start = 0, end = 0, inode = 0;
-      unsigned major = 0, minor = 0;
-      int range_end = 0;
-      if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor,
-                      &inode) != 5 ||
-          inode == 0)
-        continue;
-      const std::string link = base + "/map_files/" + line.substr(0, static_cast<std::size_t>(range_end));
-      struct stat st {};
-      if (::stat(link.c_str(), &st) == 0) {
-        add(link, st);
-        continue;
-      }
-      if (errno != EPERM && errno != EACCES) continue;  // unmapped meanwhile
-      // Not root: /proc shows the mapping's path, and the length mapped stands for the file.
-      const auto slash = line.find('/');
-      if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
-      const std::string_view path = std::string_view(line).substr(slash);
-      const bool below = std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); });
-      if (below && seen.insert({makedev(major, minor), static_cast<ino_t>(inode)}).second) u.bytes += end - start;
+  }
+  std::ifstream maps(base + "/maps");
+  std::string line;
+  bool any = false;
+  while (std::getline(maps, line)) {
+    any = true;
+    // "start-end perms offset major:minor inode   path"
+    unsigned long long start = 0, end = 0, inode = 0;
+    unsigned major = 0, minor = 0;
+    int range_end = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor, &inode) !=
+            5 ||
+        inode == 0)
+      continue;
+    const std::string link = base + "/map_files/" + line.substr(0, static_cast<std::size_t>(range_end));
+    struct stat st {};
+    if (::stat(link.c_str(), &st) == 0) {
+      if (deleted(link, st)) found(link, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
+      continue;
+    }
+    if (errno != EPERM && errno != EACCES) continue;  // unmapped meanwhile
+    // Not root: /proc shows the mapping's path, and the length mapped stands for the file.
+    const auto slash = line.find('/');
+    if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
+    const std::string_view path = std::string_view(line).substr(slash);
+    if (std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); })) {
+      st = {};
+      st.st_dev = makedev(major, minor);
+      st.st_ino = static_cast<ino_t>(inode);
+      found(link, st, end - start);
+    }
+  }
+  // A process whose main thread exited shows no map (rt20 held a mapped 300 MiB file so) while
+  // its other threads run on: what it maps cannot be read.
+  if (!any && thread_count(pid) > 1)
+    return "process " + std::to_string(pid) + " runs on after its main thread exited; what it maps cannot be read";
+  return "";
+}
+
+/// Deleted files that the processes `holders.own` (the candidate's) still hold open or mapped:
+/// they keep their disk blocks until the last holder lets go, and no walk sees them (red team
+/// rt18 held 3 GB that way under a 100 MiB quota). Each counts its allocated blocks, from a stat
+/// of the file itself through /proc/PID/fd/N (every descriptor table of the process) or
+/// /proc/PID/map_files/RANGE (root only, else the mapped length of a file that lay below
+/// `prefixes`), whatever its path: rt19 hid a file behind a one-page mapping (counted by mapped
+/// length) and behind a path longer than a page (readlink lost its " (deleted)"), and made an
+/// honest candidate's guard count 8 GiB for a file the red team, not the candidate, had mapped
+/// (every process's maps were read then). What `holders.shared` hold never counts: a library the
+/// zygote had mapped before it forked the worker, deleted by an upgrade during a run, made
+/// honest candidates runtime_error (rt20).
+void count_held_deleted(const Holders& holders, const std::vector<std::string>& prefixes, FolderUsage& u,
+                        Seen& seen) {
+  std::size_t descriptors = 0;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(kMaxPassSeconds));
+  std::size_t shared_descriptors = 0;
+  const auto no_deadline = std::chrono::steady_clock::time_point::max();
+  for (const pid_t pid : holders.shared)
+    (void)held_deleted(pid, prefixes, shared_descriptors, no_deadline,
+                       [&](const std::string&, const struct stat& st, std::uintmax_t) { seen.insert({st.st_dev, st.st_ino}); });
+  for (const pid_t pid : holders.own) {
+    const std::string why = held_deleted(pid, prefixes, descriptors, deadline,
+                                         [&](const std::string&, const struct stat& st, std::uintmax_t bytes) {
+                                           if (seen.insert({st.st_dev, st.st_ino}).second) u.bytes += bytes;
+                                         });
+    if (!why.empty()) {
+      u.unmeasured = why;
+      return;
     }
   }
 }
 
 }  // namespace
 
-FolderUsage folder_usage(const std::vector<fs::path>& roots, const std::vector<pid_t>& holders, std::uintmax_t stop_after,
+FolderUsage folder_usage(const std::vector<fs::path>& roots, const Holders& holders, std::uintmax_t stop_after,
                          int max_depth) {
   FolderUsage u;
   Seen seen;
@@ -240,11 +318,11 @@ std::optional<DiskBreach> check_reserve(const std::vector<fs::path>& folders, co
 
 void release_folders(const std::vector<fs::path>& folders, const fs::path& log, std::uintmax_t log_keep_bytes) {
   std::error_code ec;
+  // The log is known by its name, not by fs::equivalent, which follows links: a log replaced by
+  // a link to the build folder kept that folder as if it were the log (red team rt20, 200 MiB).
   for (const auto& folder : folders) {
-    for (const auto& e : fs::directory_iterator(folder, ec)) {
-      std::error_code ec2;
-      if (!fs::equivalent(e.path(), log, ec2)) remove_tree(e.path());
-    }
+    for (const auto& e : fs::directory_iterator(folder, ec))
+      if (e.path() != log) remove_tree(e.path());
   }
   // The candidate could have replaced its log by a symbolic link to a file of kgym's: opened
   // without following links, and only a regular file is cut (the supervisor is not sandboxed).
@@ -276,7 +354,7 @@ void release_folders(const std::vector<fs::path>& folders, const fs::path& log, 
   ::close(fd);
 }
 
-DiskGuard::DiskGuard(std::vector<fs::path> folders, std::function<std::vector<pid_t>()> holders, DiskLimits limits,
+DiskGuard::DiskGuard(std::vector<fs::path> folders, std::function<Holders()> holders, DiskLimits limits,
                      std::function<void()> on_breach)
     : folders_(std::move(folders)), holders_(std::move(holders)), limits_(limits), on_breach_(std::move(on_breach)) {
   thread_ = std::thread([this] { loop(); });
@@ -302,7 +380,7 @@ void DiskGuard::loop() {
   while (!stop_) {
     lock.unlock();
     std::optional<DiskBreach> found;
-    const FolderUsage u = folder_usage(folders_, holders_ ? holders_() : std::vector<pid_t>{}, limits_.quota_entries);
+    const FolderUsage u = folder_usage(folders_, holders_ ? holders_() : Holders{}, limits_.quota_entries);
     if (!u.unmeasured.empty()) {
       found = DiskBreach{true, "kgym could not measure what the candidate wrote below " + joined(folders_) + " (" +
                                    u.unmeasured + "); it was stopped"};

@@ -24,18 +24,30 @@ struct FolderUsage {
   std::string unmeasured;  ///< non-empty: why part of the folders could not be measured
 };
 
+/// The processes whose held files a disk count reads: `own`, the candidate's (their deleted
+/// files count against it), and `shared`, kgym's own (the zygote, the reference worker), whose
+/// deleted files never count, even where a candidate's process holds them too (a library mapped
+/// before the fork and deleted by an upgrade: red team rt20).
+struct Holders {
+  std::vector<pid_t> own;
+  std::vector<pid_t> shared;
+};
+
 /// Walks `roots` by file descriptors (missing roots count nothing; symbolic links are counted,
 /// never followed; entries that vanish during the walk are skipped) and stops once `entries`
 /// passes `stop_after`, so a folder of millions of files costs one bounded walk. Adds the
-/// deleted files that the processes `holders` still hold open or mapped, wherever they lay (a
-/// candidate writes only below its folders), by their allocated blocks; files in memory (tmpfs,
-/// memfd, /dev/shm) are not disk. Only the candidate's own processes may be `holders`: a file
+/// deleted files that the processes `holders.own` still hold open (in any of their descriptor
+/// tables) or mapped, wherever they lay (a candidate writes only below its folders), by their
+/// allocated blocks, except those `holders.shared` hold; files in memory (tmpfs, memfd,
+/// /dev/shm) are not disk. Only the candidate's own processes may be `holders.own`: a file
 /// counts against whoever holds it, so another candidate cannot make it count against this one.
-/// Folders nested deeper than `max_depth`, an entry that cannot be read, or a holder whose open
-/// files /proc will not list set `unmeasured` (no load_inline or Triton build nests more than a
-/// few levels). Not seen: a file whose descriptor only a unix socket holds in flight
-/// (SCM_RIGHTS); the free-space reserve bounds that (docs/architecture.md, Disk).
-FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, const std::vector<pid_t>& holders,
+/// Folders nested deeper than `max_depth`, an entry that cannot be read, a holder whose open
+/// files /proc will not list or whose main thread exited, or more than 65536 descriptors (or
+/// 5 s) in one pass set `unmeasured` (no load_inline or Triton build nests more than a few
+/// levels). Not seen: a file whose descriptor only a unix socket holds in flight (SCM_RIGHTS);
+/// the free-space reserve bounds that (docs/architecture.md, Disk). io_uring's registered
+/// files, another such holder, are closed by the candidate's seccomp filter (zygote.py).
+FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, const Holders& holders,
                          std::uintmax_t stop_after, int max_depth = 64);
 
 /// Removes `path` and everything below it without following links, also below PATH_MAX
@@ -83,7 +95,7 @@ void release_folders(const std::vector<std::filesystem::path>& folders, const st
 
 /// Watches one candidate's folders from a thread of the supervisor while the candidate runs.
 /// Every `period_s` it walks them (folder_usage, with the pids `holders` returns then: the
-/// candidate's processes, runner::own_processes); over the quota, or with less than the reserve
+/// candidate's processes, runner::own_processes, and kgym's); over the quota, or with less than the reserve
 /// left free where they lie, or when part of them cannot be measured, it records the breach and calls `on_breach` once (which kills the
 /// candidate's process group: the evaluation then sees its process gone). Its writes elsewhere
 /// are refused by the write sandbox (python/kgym_worker/zygote.py, Landlock); without the sandbox
@@ -91,7 +103,7 @@ void release_folders(const std::vector<std::filesystem::path>& folders, const st
 /// the disk below its work folder and every later verdict failed.
 class DiskGuard {
  public:
-  DiskGuard(std::vector<std::filesystem::path> folders, std::function<std::vector<pid_t>()> holders, DiskLimits limits,
+  DiskGuard(std::vector<std::filesystem::path> folders, std::function<Holders()> holders, DiskLimits limits,
             std::function<void()> on_breach);
   ~DiskGuard();  ///< stops the thread (within one period)
   DiskGuard(const DiskGuard&) = delete;
@@ -102,7 +114,7 @@ class DiskGuard {
  private:
   void loop();
   std::vector<std::filesystem::path> folders_;
-  std::function<std::vector<pid_t>()> holders_;
+  std::function<Holders()> holders_;
   DiskLimits limits_;
   std::function<void()> on_breach_;
   mutable std::mutex mutex_;

@@ -431,9 +431,8 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   disk_guard.emplace(
       disk_folders,
       [this, root = c.pid()] {
-        std::set<pid_t> candidates = zygote->workers();  // the candidates' workers: not the reference's
-        candidates.erase(reference_pid.load());
-        return runner::own_processes(root, zygote->pid(), candidates);
+        const pid_t ref = reference_pid.load();
+        return runner::Holders{runner::own_processes(root, zygote->pid(), zygote->workers(), ref), {zygote->pid(), ref}};
       },
       disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the

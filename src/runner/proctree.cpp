@@ -202,9 +202,13 @@ std::set<unsigned> nvidia_majors() {
 
 }  // namespace
 
-std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers) {
-  const bool alone = workers.size() == 1 && workers.count(root);
-  return candidate_processes(root, alone ? zygote : 0, workers);
+std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference) {
+  std::set<pid_t> candidates = workers;
+  candidates.erase(reference);
+  const bool alone = candidates.size() == 1 && candidates.count(root);
+  std::set<pid_t> skip = workers;  // the reference and what is below it are never the candidate's (rt20)
+  if (reference > 1) skip.insert(reference);
+  return candidate_processes(root, alone ? zygote : 0, skip);
 }
 
 std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep) {

@@ -30,10 +30,13 @@ std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep
 
 /// The processes whose files count as the candidate's on disk (runner::DiskGuard): `root` (its
 /// worker), those below it or in its process group, and the orphans re-parented to `zygote` (a
-/// child subreaper) only while `root` is the one candidate worker in `workers`: with several, /proc no
-/// longer says whose an orphan was, and another candidate's orphan would count against this one.
-/// Other candidates' orphans are killed when any worker is reaped (zygote.py, _sweep_orphans).
-std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers);
+/// child subreaper) only while `root` is the one worker in `workers` besides `reference`: with
+/// several candidates /proc no longer says whose an orphan was, and another candidate's orphan
+/// would count against this one. Never the workers in `workers` but `root`, `reference`, or
+/// what is below them. Other candidates' orphans are killed when any worker is reaped (zygote.py,
+/// _sweep_orphans); each worker leads a session of its own, so no other candidate's process can
+/// join its process group (red team rt20 did, with setpgid, when all workers shared one).
+std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference);
 
 /// Whether a file (stat of an open file) is a GPU device.
 using DevicePredicate = std::function<bool(const struct stat&)>;

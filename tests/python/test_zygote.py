@@ -219,6 +219,9 @@ PROCESS_CALLS = textwrap.dedent('''
     libc = ctypes.CDLL(None, use_errno=True)
     print("ptrace_attach", "denied" if libc.syscall(101, 16, other.pid, 0, 0) != 0 else "ok")
     print("new_user_ns", "denied" if libc.unshare(0x10000000) != 0 else "ok")  # CLONE_NEWUSER
+    params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
+    ring = libc.syscall(425, 4, params)  # io_uring_setup: registered files hide from /proc (rt20)
+    print("io_uring", "denied" if ring < 0 and ctypes.get_errno() == 1 else f"ok ({ring})")
     import threading
     box = []
     t = threading.Thread(target=lambda: box.append(1))
@@ -244,7 +247,7 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
     assert "seccomp filter on" in out.stdout, out.stdout
     for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach",
-                 "affinity_other", "new_user_ns"):
+                 "affinity_other", "new_user_ns", "io_uring"):
         assert got[name] == "denied", (name, out.stdout)
     for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread"):
         assert got[name] == "ok", (name, out.stdout)

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <future>
+#include <sched.h>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -41,7 +43,7 @@ void write_file(const fs::path& p, std::size_t bytes) {
 }
 
 /// This process, as the holder of the files a test keeps open or mapped.
-std::vector<pid_t> me() { return {::getpid()}; }
+kgym::runner::Holders me() { return {{::getpid()}, {}}; }
 
 /// Waits up to 5 s for the guard to report.
 bool wait_for(const std::atomic<int>& calls) {
@@ -320,7 +322,7 @@ TEST(FolderUsage, FilesHeldByOtherProcessesDoNotCountAgainstTheCandidate) {
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   fs::remove(t.path / "theirs");
   EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 1u << 20);  // rt19 blamed the honest one
-  const auto theirs = kgym::runner::folder_usage({t.path}, {other}, 1000).bytes;
+  const auto theirs = kgym::runner::folder_usage({t.path}, {{other}, {}}, 1000).bytes;
   EXPECT_GE(theirs, 4u << 20);
   if (::geteuid() == 0) EXPECT_LT(theirs, 1u << 30);  // blocks (map_files), not the 4 GiB mapped
   ::kill(other, SIGKILL);
@@ -335,6 +337,67 @@ TEST(ReleaseFolders, RemovesAFolderPutInPlaceOfTheLog) {
   write_file(t.path / "work" / "worker.log" / "deep" / "fill", 2 << 20);
   kgym::runner::release_folders({t.path / "work"}, t.path / "work" / "worker.log", 4096);
   EXPECT_FALSE(fs::exists(t.path / "work" / "worker.log"));  // rt19: kept, full, after the verdict
+}
+
+}  // namespace
+
+namespace {
+
+// Red team rt20 (session 13).
+TEST(FolderUsage, SeesTheDescriptorTableAThreadUnshared) {
+  TempDir t;
+  write_file(t.path / "hidden", 3 << 20);
+  std::promise<void> opened, done;
+  std::thread holder([&] {
+    ASSERT_EQ(::unshare(CLONE_FILES), 0);  // a table of its own: /proc/PID/fd shows the leader's
+    const int fd = ::open((t.path / "hidden").c_str(), O_RDONLY);
+    fs::remove(t.path / "hidden");
+    opened.set_value();
+    done.get_future().wait();
+    ::close(fd);
+  });
+  opened.get_future().wait();
+  const auto u = kgym::runner::folder_usage({t.path}, me(), 1000);
+  done.set_value();
+  holder.join();
+  EXPECT_GE(u.bytes, 3u << 20);  // rt20: 300 MiB held this way passed
+}
+
+TEST(FolderUsage, FilesKgymsOwnProcessesHoldNeverCount) {
+  TempDir t;
+  write_file(t.path / "library", 3 << 20);
+  const int fd = ::open((t.path / "library").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t zygote = ::fork();  // stands for the zygote: it held the file before the worker forked
+  ASSERT_GE(zygote, 0);
+  if (zygote == 0) {
+    (void)!::write(ready[1], "x", 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  fs::remove(t.path / "library");  // an upgrade deletes it while both still hold it
+  EXPECT_GE(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 3u << 20);
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, {{::getpid()}, {zygote}}, 1000).bytes, 1u << 20);  // rt20
+  ::kill(zygote, SIGKILL);
+  ::waitpid(zygote, nullptr, 0);
+  ::close(fd);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(ReleaseFolders, ALogLinkedToAFolderDoesNotKeepTheFolder) {
+  TempDir t;
+  fs::create_directories(t.path / "work");
+  fs::create_directories(t.path / "build" / "torch_extensions");
+  write_file(t.path / "build" / "torch_extensions" / "keep", 1 << 20);
+  fs::create_directory_symlink(t.path / "build" / "torch_extensions", t.path / "work" / "worker.log");
+  kgym::runner::release_folders({t.path / "work", t.path / "build"}, t.path / "work" / "worker.log", 4096);
+  EXPECT_FALSE(fs::exists(t.path / "build" / "torch_extensions"));  // rt20: kept as if it were the log
+  EXPECT_FALSE(fs::exists(fs::symlink_status(t.path / "work" / "worker.log")));
 }
 
 }  // namespace

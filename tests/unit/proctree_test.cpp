@@ -173,6 +173,28 @@ TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
   EXPECT_FALSE(names(found, worker));
 }
 
+TEST_F(ProcTree, DiskHoldersAreTheCandidatesOwnNeverTheReferenceNorAnotherCandidatesOrphans) {
+  // This process plays the zygote: `worker` the candidate's worker, `reference` the reference
+  // worker, `orphan` a re-parented process that is neither (runner::own_processes).
+  const pid_t worker = spawn(false), reference = spawn(false), orphan = spawn(false);
+  ASSERT_GT(worker, 0);
+  ASSERT_GT(reference, 0);
+  ASSERT_GT(orphan, 0);
+  auto has = [](const std::vector<pid_t>& v, pid_t p) { return std::find(v.begin(), v.end(), p) != v.end(); };
+  // The one candidate beside the reference: the orphan is its (rt20: the reference was too).
+  auto alone = kgym::runner::own_processes(worker, ::getpid(), {worker, reference}, reference);
+  EXPECT_TRUE(has(alone, worker));
+  EXPECT_TRUE(has(alone, orphan));
+  EXPECT_FALSE(has(alone, reference));
+  // Two candidates: whose the orphan is, nobody knows; it counts for neither.
+  const pid_t second = spawn(false);
+  auto two = kgym::runner::own_processes(worker, ::getpid(), {worker, second, reference}, reference);
+  EXPECT_TRUE(has(two, worker));
+  EXPECT_FALSE(has(two, orphan));
+  EXPECT_FALSE(has(two, second));
+  EXPECT_FALSE(has(two, reference));
+}
+
 /// A chain of `depth` processes below a child of this process (each the parent of the next, all
 /// paused), with the last one's pid written to `last`; returns the top's pid.
 pid_t chain(int depth, pid_t* last) {
