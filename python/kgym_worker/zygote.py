@@ -220,7 +220,10 @@ _DENIED = {101: "ptrace", 310: "process_vm_readv", 311: "process_vm_writev", 438
            440: "process_madvise", 308: "setns", 248: "add_key", 249: "request_key", 250: "keyctl",
            # io_uring: a file registered with a ring stays open with no descriptor /proc shows
            # (red team rt20 held a deleted 300 MiB file past the disk quota so)
-           425: "io_uring_setup", 426: "io_uring_enter", 427: "io_uring_register"}
+           425: "io_uring_setup", 426: "io_uring_enter", 427: "io_uring_register",
+           # a splice, tee or sendfile blocked on a full pipe holds its file with no descriptor
+           # left (rt21: 300 MiB); shutil's copies fall back to read and write
+           275: "splice", 276: "tee", 278: "vmsplice", 40: "sendfile"}
 # ... not with CLONE_NEWUSER in argument 0's flags: a new user namespace holds every capability
 # inside it, and the kernel's same-owner checks (sched_setaffinity on another process) accept
 # them (red team rt17: the reference pinned to one busy CPU, 1.53x). clone3 passes its flags in
@@ -235,8 +238,9 @@ def seccomp_program() -> list:
     calls that act on another process by pid (scheduling policy and priority, resource limits,
     memory placement, I/O priority, performance counters) fail with EPERM unless they name the
     caller itself (pid 0), and those that read or write another process's memory or descriptors
-    always do, as do io_uring's (a registered file is held open with no descriptor the disk
-    guard can see) and every call through another ABI (i386's int 0x80, x32), whose numbers
+    always do, as do io_uring's, splice's, tee's and sendfile's (a registered file, or one a
+    call blocked on a full pipe holds, stays open with no descriptor the disk guard can see)
+    and every call through another ABI (i386's int 0x80, x32), whose numbers
     differ and would pass the checks unseen. Every other call is allowed."""
     LD, JEQ, RET = 0x20, 0x15, 0x06
     ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM

@@ -135,7 +135,10 @@ std::vector<std::string> own_fd_tables(pid_t pid) {
   return tables;
 }
 
-/// How many threads `pid` has (the Threads line of /proc/PID/status); 0 when unreadable.
+/// How many threads `pid` has (the Threads line of /proc/PID/status); 0 when unreadable. An
+/// exiting process still lists threads while its maps are gone: a rule that stopped such a
+/// process stopped an honest candidate whose helper tool exited (red team rt21), so a missing
+/// leader's maps are read from a living thread instead.
 int thread_count(pid_t pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -173,41 +176,60 @@ std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, st
     }
     ::closedir(fds);
   }
-  std::ifstream maps(base + "/maps");
-  std::string line;
-  bool any = false;
-  while (std::getline(maps, line)) {
-    any = true;
-    // "start-end perms offset major:minor inode   path"
-    unsigned long long start = 0, end = 0, inode = 0;
-    unsigned major = 0, minor = 0;
-    int range_end = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor, &inode) !=
-            5 ||
-        inode == 0)
-      continue;
-    const std::string link = base + "/map_files/" + line.substr(0, static_cast<std::size_t>(range_end));
+  // The executable: a process that unmapped all of its own pages holds its deleted program file
+  // by /proc/PID/exe alone (red team rt21: 300 MiB after the program's end).
+  {
+    const std::string exe = base + "/exe";
     struct stat st {};
-    if (::stat(link.c_str(), &st) == 0) {
-      if (deleted(link, st)) found(link, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
-      continue;
-    }
-    if (errno != EPERM && errno != EACCES) continue;  // unmapped meanwhile
-    // Not root: /proc shows the mapping's path, and the length mapped stands for the file.
-    const auto slash = line.find('/');
-    if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
-    const std::string_view path = std::string_view(line).substr(slash);
-    if (std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); })) {
-      st = {};
-      st.st_dev = makedev(major, minor);
-      st.st_ino = static_cast<ino_t>(inode);
-      found(link, st, end - start);
-    }
+    if (::stat(exe.c_str(), &st) == 0 && deleted(exe, st)) found(exe, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
   }
-  // A process whose main thread exited shows no map (rt20 held a mapped 300 MiB file so) while
-  // its other threads run on: what it maps cannot be read.
-  if (!any && thread_count(pid) > 1)
-    return "process " + std::to_string(pid) + " runs on after its main thread exited; what it maps cannot be read";
+  // The maps: the leader's, else (its main thread exited: /proc/PID/maps is empty while the
+  // other threads run on; rt20 held a mapped 300 MiB file so) a living thread's. map_files
+  // exists for the leader only: without it a deleted file below the folders counts its
+  // mapped length.
+  std::vector<std::string> sources{base};
+  if (thread_count(pid) > 1)
+    if (DIR* tasks = ::opendir((base + "/task").c_str())) {
+      while (dirent* t = ::readdir(tasks))
+        if (t->d_name[0] >= '0' && t->d_name[0] <= '9' && std::atol(t->d_name) != pid)
+          sources.push_back(base + "/task/" + t->d_name);
+      ::closedir(tasks);
+    }
+  for (const std::string& source : sources) {
+    std::ifstream maps(source + "/maps");
+    std::string line;
+    bool any = false;
+    while (std::getline(maps, line)) {
+      any = true;
+      // "start-end perms offset major:minor inode   path"
+      unsigned long long start = 0, end = 0, inode = 0;
+      unsigned major = 0, minor = 0;
+      int range_end = 0;
+      if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor,
+                      &inode) != 5 ||
+          inode == 0)
+        continue;
+      const std::string link = base + "/map_files/" + line.substr(0, static_cast<std::size_t>(range_end));
+      struct stat st {};
+      if (source == base && ::stat(link.c_str(), &st) == 0) {
+        if (deleted(link, st)) found(link, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
+        continue;
+      }
+      if (source == base && errno != EPERM && errno != EACCES) continue;  // unmapped meanwhile
+      // Not root, or the leader gone: /proc shows the mapping's path, and the length mapped
+      // stands for the file.
+      const auto slash = line.find('/');
+      if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
+      const std::string_view path = std::string_view(line).substr(slash);
+      if (std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); })) {
+        st = {};
+        st.st_dev = makedev(major, minor);
+        st.st_ino = static_cast<ino_t>(inode);
+        found(link, st, end - start);
+      }
+    }
+    if (any) break;  // every thread shares these maps: one that shows them is enough
+  }
   return "";
 }
 

@@ -41,12 +41,14 @@ struct Holders {
 /// allocated blocks, except those `holders.shared` hold; files in memory (tmpfs, memfd,
 /// /dev/shm) are not disk. Only the candidate's own processes may be `holders.own`: a file
 /// counts against whoever holds it, so another candidate cannot make it count against this one.
-/// Folders nested deeper than `max_depth`, an entry that cannot be read, a holder whose open
-/// files /proc will not list or whose main thread exited, or more than 65536 descriptors (or
-/// 5 s) in one pass set `unmeasured` (no load_inline or Triton build nests more than a few
-/// levels). Not seen: a file whose descriptor only a unix socket holds in flight (SCM_RIGHTS);
-/// the free-space reserve bounds that (docs/architecture.md, Disk). io_uring's registered
-/// files, another such holder, are closed by the candidate's seccomp filter (zygote.py).
+/// A holder's executable counts too when deleted; where its main thread exited, a living
+/// thread's maps are read. Folders nested deeper than `max_depth`, an entry that cannot be
+/// read, a holder whose open files /proc will not list, or more than 65536 descriptors (or 5 s)
+/// in one pass set `unmeasured` (no load_inline or Triton build nests more than a few levels).
+/// Not seen: a file whose descriptor only a unix socket holds in flight (SCM_RIGHTS); the
+/// free-space reserve bounds that (docs/architecture.md, Disk). Holders without a descriptor
+/// that the candidate's seccomp filter closes (zygote.py): io_uring's registered files, and a
+/// splice / sendfile / tee blocked on a full pipe.
 FolderUsage folder_usage(const std::vector<std::filesystem::path>& roots, const Holders& holders,
                          std::uintmax_t stop_after, int max_depth = 64);
 

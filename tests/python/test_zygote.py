@@ -222,6 +222,16 @@ PROCESS_CALLS = textwrap.dedent('''
     params = ctypes.create_string_buffer(120)  # struct io_uring_params, zeroed
     ring = libc.syscall(425, 4, params)  # io_uring_setup: registered files hide from /proc (rt20)
     print("io_uring", "denied" if ring < 0 and ctypes.get_errno() == 1 else f"ok ({ring})")
+    import shutil, tempfile
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "a"), "wb") as f:
+            f.write(b"x" * 100000)
+        r, w = os.pipe()
+        with open(os.path.join(d, "a"), "rb") as src:  # a blocked splice or sendfile held its file unseen (rt21)
+            attempt("sendfile", lambda: os.sendfile(w, src.fileno(), 0, 16))
+            attempt("splice", lambda: os.splice(src.fileno(), w, 16))
+        shutil.copyfile(os.path.join(d, "a"), os.path.join(d, "b"))  # falls back from sendfile
+        print("shutil_copy", "ok" if os.path.getsize(os.path.join(d, "b")) == 100000 else "short")
     import threading
     box = []
     t = threading.Thread(target=lambda: box.append(1))
@@ -247,9 +257,9 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
     assert "seccomp filter on" in out.stdout, out.stdout
     for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach",
-                 "affinity_other", "new_user_ns", "io_uring"):
+                 "affinity_other", "new_user_ns", "io_uring", "sendfile", "splice"):
         assert got[name] == "denied", (name, out.stdout)
-    for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread"):
+    for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread", "shutil_copy"):
         assert got[name] == "ok", (name, out.stdout)
     assert got["caps"] == "none", out.stdout
 

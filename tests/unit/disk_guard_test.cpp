@@ -8,6 +8,8 @@
 
 #include <atomic>
 #include <future>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <sched.h>
 #include <chrono>
 #include <cstdlib>
@@ -385,6 +387,41 @@ TEST(FolderUsage, FilesKgymsOwnProcessesHoldNeverCount) {
   ::kill(zygote, SIGKILL);
   ::waitpid(zygote, nullptr, 0);
   ::close(fd);
+  ::close(ready[0]);
+  ::close(ready[1]);
+}
+
+TEST(FolderUsage, AProcessWhoseMainThreadExitedIsReadThroughALivingThread) {
+  TempDir t;
+  write_file(t.path / "mapped", 3 << 20);
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // rt20: its maps and descriptors vanish from /proc/PID once the leader exits
+    static int ready_fd;
+    static std::string path;
+    ready_fd = ready[1];
+    path = (t.path / "mapped").string();
+    pthread_t holder;
+    ::pthread_create(&holder, nullptr, [](void*) -> void* {
+      const int fd = ::open(path.c_str(), O_RDONLY);
+      void* p = ::mmap(nullptr, 3 << 20, PROT_READ, MAP_SHARED, fd, 0);
+      (void)p;
+      ::unlink(path.c_str());
+      ::sleep(1);  // the leader exits meanwhile
+      (void)!::write(ready_fd, "x", 1);
+      for (;;) ::pause();
+    }, nullptr);
+    ::syscall(SYS_exit, 0);  // this thread only (pthread_exit would unwind through gtest's frames)
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  const auto u = kgym::runner::folder_usage({t.path}, {{child}, {}}, 1000);
+  EXPECT_TRUE(u.unmeasured.empty()) << u.unmeasured;  // rt21: an exiting honest tool was stopped so
+  EXPECT_GE(u.bytes, 3u << 20);                        // rt20: unseen, /proc/PID/maps empty
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
   ::close(ready[0]);
   ::close(ready[1]);
 }
