@@ -295,3 +295,14 @@ def test_the_i386_system_call_abi_is_refused(tmp_path):
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert int(out.stdout) == -1, out.stdout  # -EPERM
+
+
+def test_a_permission_error_says_what_the_sandbox_refuses():
+    """common.failure: a bare PermissionError (multiprocessing.Pool's semaphore in /dev/shm under
+    the sandbox, red team rt21) names the sandbox and /dev/shm; other errors are left as they are."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from kgym_worker import common
+    denied = common.failure("load", PermissionError(13, "Permission denied"))
+    assert "/dev/shm" in denied["message"] and "sandbox" in denied["message"], denied["message"]
+    other = common.failure("load", ValueError("bad shape"))
+    assert other["message"] == "bad shape"
