@@ -94,6 +94,15 @@ CpuGroup::~CpuGroup() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+std::vector<pid_t> CpuGroup::procs() const {
+  std::vector<pid_t> pids;
+  if (dir_.empty()) return pids;
+  std::ifstream f(dir_ / "cgroup.procs");
+  long pid = 0;
+  while (f >> pid) pids.push_back(static_cast<pid_t>(pid));
+  return pids;
+}
+
 double CpuGroup::usage_ms() const {
   if (dir_.empty()) return -1;
   if (!v2_) {

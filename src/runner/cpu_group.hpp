@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace kgym::runner {
 
@@ -38,6 +39,10 @@ class CpuGroup {
 
   bool ok() const { return !dir_.empty(); }
   const std::string& why() const { return why_; }
+  /// The processes in the group now (cgroup.procs), whatever their parent, session or process
+  /// group: a double-forked, setsid orphan stays the candidate's (the disk guard's holders, red
+  /// teams rt20 and rt21). Empty when there is no group.
+  std::vector<pid_t> procs() const;
   /// CPU time (ms, user + system) charged to the group since it was made; -1 when unavailable.
   /// Read while the group's processes are stopped for an exact figure: the kernel updates a
   /// running task's charge at its scheduler events (ticks, switches).

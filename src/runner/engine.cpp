@@ -430,9 +430,15 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   if (worker_device == "cpu") cpu_group.emplace(c.pid());
   disk_guard.emplace(
       disk_folders,
-      [this, root = c.pid()] {
+      [this, root = c.pid(), &cpu_group] {
         const pid_t ref = reference_pid.load();
-        return runner::Holders{runner::own_processes(root, zygote->pid(), zygote->workers(), ref), {zygote->pid(), ref}};
+        runner::Holders h{runner::own_processes(root, zygote->pid(), zygote->workers(), ref), {zygote->pid(), ref}};
+        // CPU: the control group also holds the candidate's orphans that left its session, which
+        // /proc cannot attribute while several candidates run (red teams rt20, rt21).
+        if (cpu_group && cpu_group->ok())
+          for (pid_t p : cpu_group->procs())
+            if (std::find(h.own.begin(), h.own.end(), p) == h.own.end()) h.own.push_back(p);
+        return h;
       },
       disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the

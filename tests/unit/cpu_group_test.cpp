@@ -11,6 +11,8 @@
 #include <set>
 #include <thread>
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "../../src/runner/cpu_group.hpp"
@@ -106,4 +108,41 @@ TEST(CpuGroup, SaysWhyWhenTheProcessCannotBeGrouped) {
   EXPECT_FALSE(group.ok());
   EXPECT_FALSE(group.why().empty());
   EXPECT_LT(group.usage_ms(), 0);
+}
+
+TEST(CpuGroup, ListsAnOrphanThatLeftTheWorkersSession) {
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {  // waits to be grouped, then a setsid, double-forked orphan (rt20's a5)
+    char c;
+    if (::read(go[0], &c, 1) != 1) ::_exit(1);
+    if (::fork() == 0) {
+      ::setsid();
+      if (::fork() == 0) {
+        const pid_t me = ::getpid();
+        (void)!::write(ready[1], &me, sizeof me);
+        for (;;) ::pause();
+      }
+      ::_exit(0);
+    }
+    for (;;) ::pause();
+  }
+  kgym::runner::CpuGroup group(worker);
+  char c = 'g';
+  ASSERT_EQ(::write(go[1], &c, 1), 1);
+  pid_t orphan = -1;
+  ASSERT_EQ(::read(ready[0], &orphan, sizeof orphan), static_cast<ssize_t>(sizeof orphan));
+  const auto procs = group.procs();
+  const bool grouped = group.ok();
+  const std::string why = group.why();
+  ::kill(orphan, SIGKILL);
+  ::kill(worker, SIGKILL);
+  ::waitpid(worker, nullptr, 0);
+  if (!grouped) GTEST_SKIP() << "no control group here: " << why;
+  EXPECT_NE(std::find(procs.begin(), procs.end(), orphan), procs.end());
+  EXPECT_NE(std::find(procs.begin(), procs.end(), worker), procs.end());
 }
