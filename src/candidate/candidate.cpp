@@ -1,6 +1,7 @@
 #include "kgym/candidate.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <regex>
 
@@ -163,10 +164,29 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
         break;
       }
     }
-    if (!task)
+    if (!task) {
+      // The near miss a user most likely meant: the same name in other letter case, else the
+      // task whose stem starts with the same number ("19_Relu" for 19_ReLU; fresh-user run).
+      auto lower = [](std::string x) {
+        for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return x;
+      };
+      std::string hint;
+      const std::string number = stem.substr(0, stem.find('_'));
+      for (const auto& t : suite->tasks) {
+        const auto slash = t.id.rfind('/');
+        const std::string tstem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
+        if (lower(tstem) == lower(stem)) {
+          hint = tstem;
+          break;
+        }
+        if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
+      }
       throw Error(ErrorKind::input, "candidate " + file.string() + " matches no task in suite " +
-                                        suite->root.string() +
-                                        "; name candidate files <task file stem>.py");
+                                        suite->root.string() + "; name candidate files <task file stem>.py" +
+                                        (hint.empty() ? std::string(" (kgym tasks list shows the stems)")
+                                                      : " (did you mean " + hint + ".py?)"));
+    }
     if (!matches_any(*task, patterns)) continue;
     Evaluation ev{*task, Candidate{}};
     ev.candidate.id = fs::relative(file, dir).string();

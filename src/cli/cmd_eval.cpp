@@ -132,7 +132,7 @@ void run_eval(EvalArgs& a) {
                 "no candidate in " + a.candidates + " matches the selected tasks" +
                     (wanted.empty() ? std::string()
                                     : ": a folder of candidates needs files named like the tasks (" + wanted +
-                                          ", or <task stem>/<name>.py), a .jsonl file rows with their task ids"));
+                                          ", or <task stem>/<name>.py); a .jsonl file needs rows with their task ids"));
   }
   compute_reward(a.reward, Verdict{});  // validates the name before any work
   if (!a.profile.empty() && !policy::profile_from_string(a.profile))

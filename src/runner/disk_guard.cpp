@@ -205,7 +205,10 @@ std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, st
       unsigned long long start = 0, end = 0, inode = 0;
       unsigned major = 0, minor = 0;
       int range_end = 0;
-      if (std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor,
+      // Only a deleted file's mapping ends so (the kernel escapes a newline in a name): the
+      // thousands of a torch process's other mappings cost no stat.
+      if (!line.ends_with(" (deleted)") ||
+          std::sscanf(line.c_str(), "%llx-%llx%n %*s %*s %x:%x %llu", &start, &end, &range_end, &major, &minor,
                       &inode) != 5 ||
           inode == 0)
         continue;
@@ -219,7 +222,7 @@ std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, st
       // Not root, or the leader gone: /proc shows the mapping's path, and the length mapped
       // stands for the file.
       const auto slash = line.find('/');
-      if (slash == std::string::npos || !line.ends_with(" (deleted)")) continue;
+      if (slash == std::string::npos) continue;
       const std::string_view path = std::string_view(line).substr(slash);
       if (std::any_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return path.starts_with(p); })) {
         st = {};

@@ -51,6 +51,8 @@ cp "$C/19_ReLU/honest.py" "$T/single.py"
 expect 2 "a single .py file is not accepted" -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
 mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
 expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
+mkdir -p "$T/cands2"; echo "x" > "$T/cands2/19_Relu.py"  # the near miss is named (fresh-user run)
+expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T/cands2" --out "$T/a.jsonl"
 # --resume keeps earlier verdicts and only evaluates what is missing.
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
 n1=$(wc -l < "$T/r.jsonl")

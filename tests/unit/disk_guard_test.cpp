@@ -326,7 +326,9 @@ TEST(FolderUsage, FilesHeldByOtherProcessesDoNotCountAgainstTheCandidate) {
   EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 1u << 20);  // rt19 blamed the honest one
   const auto theirs = kgym::runner::folder_usage({t.path}, {{other}, {}}, 1000).bytes;
   EXPECT_GE(theirs, 4u << 20);
-  if (::geteuid() == 0) EXPECT_LT(theirs, 1u << 30);  // blocks (map_files), not the 4 GiB mapped
+  if (::geteuid() == 0) {
+    EXPECT_LT(theirs, 1u << 30);  // blocks (map_files), not the 4 GiB mapped
+  }
   ::kill(other, SIGKILL);
   ::waitpid(other, nullptr, 0);
   ::close(ready[0]);
