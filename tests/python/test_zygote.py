@@ -230,6 +230,12 @@ PROCESS_CALLS = textwrap.dedent('''
         with open(os.path.join(d, "a"), "rb") as src:  # a blocked splice or sendfile held its file unseen (rt21)
             attempt("sendfile", lambda: os.sendfile(w, src.fileno(), 0, 16))
             attempt("splice", lambda: os.splice(src.fileno(), w, 16))
+            import fcntl, struct
+            lock = struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 1, 0)  # struct flock: byte 0
+            attempt("ofd_lock", lambda: fcntl.fcntl(src.fileno(), 37, lock))  # F_OFD_SETLK (rt22)
+        with open(os.path.join(d, "a"), "r+b") as f:
+            fcntl.lockf(f.fileno(), fcntl.LOCK_EX)  # a process lock (F_SETLKW) still works
+            print("posix_lock", "ok")
         shutil.copyfile(os.path.join(d, "a"), os.path.join(d, "b"))  # falls back from sendfile
         print("shutil_copy", "ok" if os.path.getsize(os.path.join(d, "b")) == 100000 else "short")
     import threading
@@ -257,9 +263,10 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
     assert "seccomp filter on" in out.stdout, out.stdout
     for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach",
-                 "affinity_other", "new_user_ns", "io_uring", "sendfile", "splice"):
+                 "affinity_other", "new_user_ns", "io_uring", "sendfile", "splice", "ofd_lock"):
         assert got[name] == "denied", (name, out.stdout)
-    for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread", "shutil_copy"):
+    for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread", "shutil_copy",
+                 "posix_lock"):
         assert got[name] == "ok", (name, out.stdout)
     assert got["caps"] == "none", out.stdout
 
