@@ -16,6 +16,10 @@ struct Task {
   int level = 0;       ///< KernelBench level (1..3), 0 when not from a leveled suite
 };
 
+/// The file stem a task id names: the part after its last '/' ("L1/19_ReLU" -> "19_ReLU", a
+/// flat suite's "19_ReLU" -> itself). Candidate files are named by it.
+std::string task_stem(const std::string& id);
+
 /// A set of tasks loaded from one directory.
 struct Suite {
   std::filesystem::path root;

@@ -244,11 +244,11 @@ def seccomp_program() -> list:
     calls that act on another process by pid (scheduling policy and priority, resource limits,
     memory placement, I/O priority, performance counters) fail with EPERM unless they name the
     caller itself (pid 0), and those that read or write another process's memory or descriptors
-    always do, as do io_uring's, splice's, tee's, sendfile's and fcntl's open-file-description
+    always do, as do io_uring, splice, tee, vmsplice, sendfile and fcntl's open-file-description
     locks (a registered file, or one that a call blocked on a full pipe or on a lock holds, stays
-    open with no descriptor the disk guard can see)
-    and every call through another ABI (i386's int 0x80, x32), whose numbers
-    differ and would pass the checks unseen. Every other call is allowed."""
+    open with no descriptor the disk guard can see), and every call through another ABI (i386's
+    int 0x80, x32), whose numbers differ and would pass the checks unseen. Every other call is
+    allowed."""
     LD, JEQ, RET = 0x20, 0x15, 0x06
     ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
     prog = []  # entries: (code, jt, jf, k) with jt / jf as label names or 0

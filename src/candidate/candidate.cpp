@@ -157,9 +157,7 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
     const std::string stem = level < 0 ? file.parent_path().filename().string() : file.stem().string();
     const Task* task = nullptr;
     for (const auto& t : suite->tasks) {
-      auto slash = t.id.rfind('/');
-      std::string tstem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
-      if (tstem == stem && (level <= 0 || t.level == level)) {
+      if (task_stem(t.id) == stem && (level <= 0 || t.level == level)) {
         task = &t;
         break;
       }
@@ -174,8 +172,7 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
       std::string hint;
       const std::string number = stem.substr(0, stem.find('_'));
       for (const auto& t : suite->tasks) {
-        const auto slash = t.id.rfind('/');
-        const std::string tstem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
+        const std::string tstem = task_stem(t.id);
         if (lower(tstem) == lower(stem)) {
           hint = tstem;
           break;

@@ -123,9 +123,7 @@ void run_eval(EvalArgs& a) {
                                              [&](const std::string& p) { return task_matches(t, p); }))
           continue;
         ++total;
-        const auto slash = t.id.rfind('/');
-        const std::string stem = slash == std::string::npos ? t.id : t.id.substr(slash + 1);
-        if (shown++ < 4) wanted += (wanted.empty() ? "" : ", ") + stem + ".py";
+        if (shown++ < 4) wanted += (wanted.empty() ? "" : ", ") + task_stem(t.id) + ".py";
       }
     if (total > shown) wanted += ", ... (" + std::to_string(total) + " tasks)";
     throw Error(ErrorKind::input,

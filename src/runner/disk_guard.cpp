@@ -115,36 +115,28 @@ bool in_memory(const std::string& path) {
 constexpr std::size_t kMaxDescriptors = 65536;
 constexpr double kMaxPassSeconds = 5.0;
 
-/// The threads of `pid` whose descriptor table is not the leader's (a thread that called
-/// unshare(CLONE_FILES): /proc/PID/fd shows the leader's table only; red team rt20 held 300 MiB
-/// there), by kcmp KCMP_FILES; every other thread where kcmp is missing.
-std::vector<std::string> own_fd_tables(pid_t pid) {
-  std::vector<std::string> tables{"/proc/" + std::to_string(pid) + "/fd"};
+/// The threads of `pid` other than its main thread (/proc/PID/task).
+std::vector<pid_t> other_threads(pid_t pid) {
+  std::vector<pid_t> tids;
   DIR* tasks = ::opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
-  if (!tasks) return tables;
-  while (dirent* t = ::readdir(tasks)) {
-    if (t->d_name[0] < '0' || t->d_name[0] > '9') continue;
-    const pid_t tid = static_cast<pid_t>(std::atol(t->d_name));
-    if (tid == pid) continue;
-#ifdef SYS_kcmp
-    if (::syscall(SYS_kcmp, pid, tid, 2 /* KCMP_FILES */, 0, 0) == 0) continue;
-#endif
-    tables.push_back("/proc/" + std::to_string(pid) + "/task/" + t->d_name + "/fd");
-  }
+  if (!tasks) return tids;
+  while (dirent* t = ::readdir(tasks))
+    if (t->d_name[0] >= '0' && t->d_name[0] <= '9' && std::atol(t->d_name) != pid)
+      tids.push_back(static_cast<pid_t>(std::atol(t->d_name)));
   ::closedir(tasks);
-  return tables;
+  return tids;
 }
 
-/// How many threads `pid` has (the Threads line of /proc/PID/status); 0 when unreadable. An
-/// exiting process still lists threads while its maps are gone: a rule that stopped such a
-/// process stopped an honest candidate whose helper tool exited (red team rt21), so a missing
-/// leader's maps are read from a living thread instead.
-int thread_count(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.starts_with("Threads:")) return std::atoi(line.c_str() + 8);
-  return 0;
+/// Whether thread `tid` of `pid` has a descriptor table of its own (it called
+/// unshare(CLONE_FILES): /proc/PID/fd shows the main thread's table only; red team rt20 held
+/// 300 MiB there), by kcmp KCMP_FILES; true where kcmp is missing.
+bool own_fd_table(pid_t pid, pid_t tid) {
+#ifdef SYS_kcmp
+  return ::syscall(SYS_kcmp, pid, tid, 2 /* KCMP_FILES */, 0, 0) != 0;
+#else
+  (void)pid, (void)tid;
+  return true;
+#endif
 }
 
 /// Walks the deleted regular files (not in memory) that `pid` holds open or mapped, calling
@@ -157,7 +149,11 @@ std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, st
   auto deleted = [](const std::string& link, const struct stat& st) {
     return S_ISREG(st.st_mode) && st.st_nlink == 0 && !in_memory(link);
   };
-  for (const std::string& table : own_fd_tables(pid)) {
+  const std::vector<pid_t> threads = other_threads(pid);
+  std::vector<std::string> tables{base + "/fd"};
+  for (pid_t tid : threads)
+    if (own_fd_table(pid, tid)) tables.push_back(base + "/task/" + std::to_string(tid) + "/fd");
+  for (const std::string& table : tables) {
     DIR* fds = ::opendir(table.c_str());
     if (!fds) {
       if (errno == ENOENT || errno == ESRCH) continue;  // exited meanwhile
@@ -183,18 +179,13 @@ std::string held_deleted(pid_t pid, const std::vector<std::string>& prefixes, st
     struct stat st {};
     if (::stat(exe.c_str(), &st) == 0 && deleted(exe, st)) found(exe, st, static_cast<std::uintmax_t>(st.st_blocks) * 512);
   }
-  // The maps: the leader's, else (its main thread exited: /proc/PID/maps is empty while the
-  // other threads run on; rt20 held a mapped 300 MiB file so) a living thread's. map_files
-  // exists for the leader only: without it a deleted file below the folders counts its
-  // mapped length.
+  // The maps: the main thread's, else (it exited: /proc/PID/maps is empty while the other
+  // threads run on; rt20 held a mapped 300 MiB file so) a living thread's. An exiting process
+  // shows the same, which must not stop it: a rule that did stopped an honest candidate whose
+  // helper tool exited (rt21). map_files exists for the main thread only: without it a deleted
+  // file below the folders counts its mapped length.
   std::vector<std::string> sources{base};
-  if (thread_count(pid) > 1)
-    if (DIR* tasks = ::opendir((base + "/task").c_str())) {
-      while (dirent* t = ::readdir(tasks))
-        if (t->d_name[0] >= '0' && t->d_name[0] <= '9' && std::atol(t->d_name) != pid)
-          sources.push_back(base + "/task/" + t->d_name);
-      ::closedir(tasks);
-    }
+  for (pid_t tid : threads) sources.push_back(base + "/task/" + std::to_string(tid));
   for (const std::string& source : sources) {
     std::ifstream maps(source + "/maps");
     std::string line;

@@ -432,13 +432,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       disk_folders,
       [this, root = c.pid(), &cpu_group] {
         const pid_t ref = reference_pid.load();
-        runner::Holders h{runner::own_processes(root, zygote->pid(), zygote->workers(), ref), {zygote->pid(), ref}};
-        // CPU: the control group also holds the candidate's orphans that left its session, which
-        // /proc cannot attribute while several candidates run (red teams rt20, rt21).
-        if (cpu_group && cpu_group->ok())
-          for (pid_t p : cpu_group->procs())
-            if (std::find(h.own.begin(), h.own.end(), p) == h.own.end()) h.own.push_back(p);
-        return h;
+        return runner::Holders{runner::own_processes(root, zygote->pid(), zygote->workers(), ref,
+                                                     cpu_group ? cpu_group->procs() : std::vector<pid_t>{}),
+                               {zygote->pid(), ref}};
       },
       disk_limits, [pgid = c.pid()] { ::kill(-pgid, SIGKILL); });
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the

@@ -33,10 +33,14 @@ std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep
 /// child subreaper) only while `root` is the one worker in `workers` besides `reference`: with
 /// several candidates /proc no longer says whose an orphan was, and another candidate's orphan
 /// would count against this one. Never the workers in `workers` but `root`, `reference`, or
-/// what is below them. Other candidates' orphans are killed when any worker is reaped (zygote.py,
-/// _sweep_orphans); each worker leads a session of its own, so no other candidate's process can
-/// join its process group (red team rt20 did, with setpgid, when all workers shared one).
-std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference);
+/// what is below them. Plus `group`: the members of the candidate's control group (CPU,
+/// runner::CpuGroup::procs), which stay its whatever their parent or session (an orphan that
+/// left its session while two candidates ran, red teams rt20 and rt21). Sorted, no duplicates.
+/// Other candidates' orphans are killed when any worker is reaped (zygote.py, _sweep_orphans);
+/// each worker leads a session of its own, so no other candidate's process can join its process
+/// group (red team rt20 did, with setpgid, when all workers shared one).
+std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference,
+                                 const std::vector<pid_t>& group = {});
 
 /// Whether a file (stat of an open file) is a GPU device.
 using DevicePredicate = std::function<bool(const struct stat&)>;

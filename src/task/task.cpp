@@ -27,12 +27,12 @@ long leading_number(const std::string& stem) {
   return i == 0 ? 1L << 40 : std::stol(stem.substr(0, i));
 }
 
-std::string stem_of(const std::string& id) {
+}  // namespace
+
+std::string task_stem(const std::string& id) {
   auto slash = id.rfind('/');
   return slash == std::string::npos ? id : id.substr(slash + 1);
 }
-
-}  // namespace
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,7 +81,7 @@ Suite load_suite(const fs::path& dir) {
                                       " holds no KernelBench problems (level<N>/<name>.py files "
                                       "defining Model, get_inputs and get_init_inputs)");
   std::sort(suite.tasks.begin(), suite.tasks.end(), [](const Task& a, const Task& b) {
-    auto sa = stem_of(a.id), sb = stem_of(b.id);
+    auto sa = task_stem(a.id), sb = task_stem(b.id);
     return std::tuple(a.level, leading_number(sa), sa) < std::tuple(b.level, leading_number(sb), sb);
   });
   return suite;
@@ -96,7 +96,7 @@ bool task_matches(const Task& task, std::string_view pattern_view) {
   if (std::regex_match(pattern, m, level_only)) return task.level == std::stoi(m[1]);
   if (std::regex_match(pattern, m, level_number))
     return task.level == std::stoi(m[1]) &&
-           (stem_of(task.id) == std::string(m[2]) || stem_of(task.id).starts_with(std::string(m[2]) + "_"));
+           (task_stem(task.id) == std::string(m[2]) || task_stem(task.id).starts_with(std::string(m[2]) + "_"));
   if (pattern.find_first_of("*?[") != std::string::npos)
     return fnmatch(pattern.c_str(), task.id.c_str(), 0) == 0;
   return false;

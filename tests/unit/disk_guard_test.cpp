@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -46,6 +47,40 @@ void write_file(const fs::path& p, std::size_t bytes) {
 
 /// This process, as the holder of the files a test keeps open or mapped.
 kgym::runner::Holders me() { return {{::getpid()}, {}}; }
+
+/// A forked process that runs `body(ready_fd)` and then waits to be killed; `body` writes one
+/// byte to `ready_fd` once the child holds what the test reads. Killed and reaped on scope exit.
+class HoldingChild {
+ public:
+  explicit HoldingChild(const std::function<void(int)>& body) {
+    if (::pipe(ready_) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      body(ready_[1]);
+      for (;;) ::pause();
+    }
+  }
+  ~HoldingChild() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    ::close(ready_[0]);
+    ::close(ready_[1]);
+  }
+  HoldingChild(const HoldingChild&) = delete;
+  HoldingChild& operator=(const HoldingChild&) = delete;
+  /// Waits for the child's byte; false when it died first.
+  bool ready() {
+    char c = 0;
+    return pid_ > 0 && ::read(ready_[0], &c, 1) == 1;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  int ready_[2] = {-1, -1};
+  pid_t pid_ = -1;
+};
 
 /// Waits up to 5 s for the guard to report.
 bool wait_for(const std::atomic<int>& calls) {
@@ -308,31 +343,21 @@ TEST(FolderUsage, CountsAHeldFileWhosePathIsLongerThanAPage) {
 TEST(FolderUsage, FilesHeldByOtherProcessesDoNotCountAgainstTheCandidate) {
   TempDir t;
   write_file(t.path / "theirs", 4 << 20);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t other = ::fork();
-  ASSERT_GE(other, 0);
-  if (other == 0) {  // another candidate's process: holds the file open and mapped, far past its end
-    const int fd = ::open((t.path / "theirs").c_str(), O_RDONLY);
+  const std::string path = (t.path / "theirs").string();
+  HoldingChild other([&](int ready) {  // another candidate's process: holds the file open and mapped, far past its end
+    const int fd = ::open(path.c_str(), O_RDONLY);
     void* p = ::mmap(nullptr, 1ULL << 32, PROT_READ, MAP_SHARED, fd, 0);
     (void)p;
-    (void)!::write(ready[1], "x", 1);
-    ::pause();
-    ::_exit(0);
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    (void)!::write(ready, "x", 1);
+  });
+  ASSERT_TRUE(other.ready());
   fs::remove(t.path / "theirs");
   EXPECT_LT(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 1u << 20);  // rt19 blamed the honest one
-  const auto theirs = kgym::runner::folder_usage({t.path}, {{other}, {}}, 1000).bytes;
+  const auto theirs = kgym::runner::folder_usage({t.path}, {{other.pid()}, {}}, 1000).bytes;
   EXPECT_GE(theirs, 4u << 20);
   if (::geteuid() == 0) {
     EXPECT_LT(theirs, 1u << 30);  // blocks (map_files), not the 4 GiB mapped
   }
-  ::kill(other, SIGKILL);
-  ::waitpid(other, nullptr, 0);
-  ::close(ready[0]);
-  ::close(ready[1]);
 }
 
 TEST(ReleaseFolders, RemovesAFolderPutInPlaceOfTheLog) {
@@ -372,60 +397,39 @@ TEST(FolderUsage, FilesKgymsOwnProcessesHoldNeverCount) {
   write_file(t.path / "library", 3 << 20);
   const int fd = ::open((t.path / "library").c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t zygote = ::fork();  // stands for the zygote: it held the file before the worker forked
-  ASSERT_GE(zygote, 0);
-  if (zygote == 0) {
-    (void)!::write(ready[1], "x", 1);
-    ::pause();
-    ::_exit(0);
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  // Stands for the zygote: it held the file (inherited here) before the worker forked.
+  HoldingChild zygote([](int ready) { (void)!::write(ready, "x", 1); });
+  ASSERT_TRUE(zygote.ready());
   fs::remove(t.path / "library");  // an upgrade deletes it while both still hold it
   EXPECT_GE(kgym::runner::folder_usage({t.path}, me(), 1000).bytes, 3u << 20);
-  EXPECT_LT(kgym::runner::folder_usage({t.path}, {{::getpid()}, {zygote}}, 1000).bytes, 1u << 20);  // rt20
-  ::kill(zygote, SIGKILL);
-  ::waitpid(zygote, nullptr, 0);
+  EXPECT_LT(kgym::runner::folder_usage({t.path}, {{::getpid()}, {zygote.pid()}}, 1000).bytes, 1u << 20);  // rt20
   ::close(fd);
-  ::close(ready[0]);
-  ::close(ready[1]);
 }
 
 TEST(FolderUsage, AProcessWhoseMainThreadExitedIsReadThroughALivingThread) {
   TempDir t;
   write_file(t.path / "mapped", 3 << 20);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {  // rt20: its maps and descriptors vanish from /proc/PID once the leader exits
-    static int ready_fd;
-    static std::string path;
-    ready_fd = ready[1];
-    path = (t.path / "mapped").string();
+  static std::string path;  // for the thread started in the child
+  static int ready_fd;
+  path = (t.path / "mapped").string();
+  HoldingChild child([](int ready) {  // rt20: its maps and descriptors vanish from /proc/PID once the main thread exits
+    ready_fd = ready;
     pthread_t holder;
     ::pthread_create(&holder, nullptr, [](void*) -> void* {
       const int fd = ::open(path.c_str(), O_RDONLY);
       void* p = ::mmap(nullptr, 3 << 20, PROT_READ, MAP_SHARED, fd, 0);
       (void)p;
       ::unlink(path.c_str());
-      ::sleep(1);  // the leader exits meanwhile
+      ::sleep(1);  // the main thread exits meanwhile
       (void)!::write(ready_fd, "x", 1);
       for (;;) ::pause();
     }, nullptr);
     ::syscall(SYS_exit, 0);  // this thread only (pthread_exit would unwind through gtest's frames)
-  }
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  const auto u = kgym::runner::folder_usage({t.path}, {{child}, {}}, 1000);
+  });
+  ASSERT_TRUE(child.ready());
+  const auto u = kgym::runner::folder_usage({t.path}, {{child.pid()}, {}}, 1000);
   EXPECT_TRUE(u.unmeasured.empty()) << u.unmeasured;  // rt21: an exiting honest tool was stopped so
   EXPECT_GE(u.bytes, 3u << 20);                        // rt20: unseen, /proc/PID/maps empty
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  ::close(ready[0]);
-  ::close(ready[1]);
 }
 
 TEST(ReleaseFolders, ALogLinkedToAFolderDoesNotKeepTheFolder) {

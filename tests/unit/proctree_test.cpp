@@ -193,6 +193,10 @@ TEST_F(ProcTree, DiskHoldersAreTheCandidatesOwnNeverTheReferenceNorAnotherCandid
   EXPECT_FALSE(has(two, orphan));
   EXPECT_FALSE(has(two, second));
   EXPECT_FALSE(has(two, reference));
+  // ... unless the candidate's control group lists it (CPU): then it is this candidate's.
+  auto grouped = kgym::runner::own_processes(worker, ::getpid(), {worker, second, reference}, reference, {orphan});
+  EXPECT_TRUE(has(grouped, orphan));
+  EXPECT_FALSE(has(grouped, second));
 }
 
 /// A chain of `depth` processes below a child of this process (each the parent of the next, all
