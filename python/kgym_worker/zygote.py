@@ -26,6 +26,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         # against this worker's disk quota (red team rt20).
         os.setsid()
         _die_with_parent()
+        if req["role"] == "candidate":
+            keep_orphans()
         ctrl.close()
         workdir = req["workdir"]
         os.makedirs(workdir, exist_ok=True)
@@ -229,6 +231,13 @@ _DENIED = {101: "ptrace", 310: "process_vm_readv", 311: "process_vm_writev", 438
 # them (red team rt17: the reference pinned to one busy CPU, 1.53x). clone3 passes its flags in
 # memory a filter cannot read: it answers ENOSYS, and glibc falls back to clone.
 _NO_NEW_USER_NS = {56: "clone", 272: "unshare"}
+# ... nor with CLONE_PARENT: the child would be the worker's sibling, below the zygote, outside
+# the candidate's tree (keep_orphans).
+_CLONE_PARENT = 0x8000
+# prctl(PR_SET_CHILD_SUBREAPER) (argument 0): the worker stays the subreaper of its processes
+# (keep_orphans); a process of the candidate that made itself one would only keep them below it.
+_PRCTL = 157
+_PR_SET_CHILD_SUBREAPER = 36
 # ... fcntl's open-file-description locks (F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW: argument 1):
 # two threads waiting crosswise on them (no deadlock detection) keep a deleted file of any size
 # alive after every descriptor is closed (red team rt22: 2 GiB under a 64 MiB quota). Process
@@ -247,7 +256,9 @@ def seccomp_program() -> list:
     always do, as do io_uring, splice, tee, vmsplice, sendfile and fcntl's open-file-description
     locks (a registered file, or one that a call blocked on a full pipe or on a lock holds, stays
     open with no descriptor the disk guard can see), and every call through another ABI (i386's
-    int 0x80, x32), whose numbers differ and would pass the checks unseen. Every other call is
+    int 0x80, x32), whose numbers differ and would pass the checks unseen. clone and unshare may
+    not make a user namespace, clone may not make a sibling (CLONE_PARENT), clone3 answers ENOSYS,
+    and prctl may not change the child-subreaper attribute (keep_orphans). Every other call is
     allowed."""
     LD, JEQ, RET = 0x20, 0x15, 0x06
     ALLOW, EPERM = 0x7FFF0000, 0x00050000 | 1  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | EPERM
@@ -271,7 +282,10 @@ def seccomp_program() -> list:
         prog.append((JEQ, "arg1", 0, nr))
     prog.append((JEQ, "arg01", 0, _SETPRIORITY))
     prog.append((JEQ, "fcntl", 0, _FCNTL))
+    prog.append((JEQ, "prctl", 0, _PRCTL))
     prog.append((RET, 0, 0, ALLOW))
+    label("prctl")
+    prog += [(LD, 0, 0, 16), (JEQ, "deny", "allow", _PR_SET_CHILD_SUBREAPER)]
     label("fcntl")
     prog.append((LD, 0, 0, 24))  # argument 1's low 32 bits: the command
     for cmd in _OFD_LOCKS:
@@ -284,7 +298,7 @@ def seccomp_program() -> list:
     label("arg0")
     prog += [(LD, 0, 0, 16), (JEQ, "allow", "deny", 0)]
     label("newuser")
-    prog += [(LD, 0, 0, 16), (JSET, "deny", "allow", _CLONE_NEWUSER)]
+    prog += [(LD, 0, 0, 16), (JSET, "deny", "allow", _CLONE_NEWUSER | _CLONE_PARENT)]
     label("enosys")
     prog.append((RET, 0, 0, 0x00050000 | 38))  # SECCOMP_RET_ERRNO | ENOSYS
     label("deny")
@@ -507,6 +521,19 @@ def _oom_score_adj(value: int) -> None:
             f.write(str(value))
     except OSError:
         pass
+
+
+def keep_orphans() -> None:
+    """Makes this process a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): a process it
+    started whose parent exits (a double fork, with or without setsid) is re-parented to it, not
+    to the zygote, so it stays below the candidate's worker, where /proc says whose it is. Before,
+    such orphans came back to the zygote, where nothing told one candidate's from another's: with
+    several candidates at once, another candidate's escaped process that held the GPU made an
+    honest candidate a `contract_violation` (H200, session 14: rt2_sigstop_reference, while
+    rt5_escaped_hog's hogs ran). The candidate cannot undo it: the seccomp filter refuses prctl's
+    PR_SET_CHILD_SUBREAPER and clone's CLONE_PARENT (a child made a sibling of the worker)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def _die_with_parent() -> None:

@@ -735,10 +735,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // rt5). On a CPU run the worker itself must not hold it either.
   std::vector<std::string> gpu_holders;
   auto note_gpu_holders = [&] {
-    const bool cpu = worker_device == "cpu";
-    std::set<pid_t> workers = zygote->workers();
-    if (cpu) workers.erase(c.pid());
-    add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), workers, cpu));
+    add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), zygote->workers(),
+                                                        reference ? reference->pid() : -1, worker_device == "cpu"));
   };
   // While the candidate's calls are timed or traced: the other candidates' workers stopped, the
   // candidate's own tree and the reference (as it is now: it may have been restarted) running.

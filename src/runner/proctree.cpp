@@ -251,17 +251,22 @@ DevicePredicate nvidia_devices() {
 }
 
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
-                                             bool with_root, const DevicePredicate& is_device) {
-  const std::vector<pid_t> mine = candidate_processes(root, zygote, workers);
+                                             pid_t reference, bool with_root, const DevicePredicate& is_device) {
+  const std::vector<pid_t> mine = own_processes(root, zygote, workers, reference);
   std::vector<std::string> found;
   const pid_t self = ::getpid();
-  auto name = [](pid_t p) { return "pid " + std::to_string(p) + " (" + comm_of(p) + ")"; };
+  const auto table = process_table();
+  auto name = [&](pid_t p) {
+    const auto e = table.find(p);
+    return "pid " + std::to_string(p) + " (" + comm_of(p) +
+           (e != table.end() ? ", parent " + std::to_string(e->second.ppid) : std::string()) + ")";
+  };
   // The worker's own descriptions: a child forked from the worker shares them without having a
   // context of its own (CUDA cannot be used after a fork), so only files it opened itself count.
   bool root_readable = true;
   const auto root_fds = with_root ? std::vector<DeviceFd>{} : device_fds(root, is_device, root_readable);
   for (pid_t p : mine) {
-    if (p == root ? !with_root : (p <= 1 || p == self || p == zygote || workers.count(p))) continue;
+    if (p == root ? !with_root : (p <= 1 || p == self || p == zygote || workers.count(p) || p == reference)) continue;
     bool readable = true;
     const auto fds = device_fds(p, is_device, readable);
     if (!readable) {  // it hid its files from kgym (not dumpable): no way to tell, so it counts

@@ -57,15 +57,20 @@ DevicePredicate nvidia_devices();
 /// has one open that is not an open file description of the worker (kcmp KCMP_FILE; what a fork
 /// of the worker shares does not count: CUDA cannot be used after a fork). A process whose open
 /// files or memory map /proc will not show kgym (it made itself non-dumpable while kgym is not
-/// root), or whose files kcmp may not compare, counts too. The candidate's processes: those below
-/// `root` or in its process group, and those re-parented to `zygote` (a child subreaper) that are
-/// neither a worker in `workers` nor below one. kgym traces the kernels of one CUDA context, the
-/// worker's (issue 4, launch accounting); a second context in a helper process runs kernels no
-/// trace sees and shares the GPU with the reference's baselines (red team rt5: an escaped process
-/// spinning kernels while the baselines were timed). With several candidates at once (--jobs), an
-/// orphan of another candidate's tree counts as this one's (/proc no longer says whose it was).
+/// root), or whose files kcmp may not compare, counts too. The candidate's processes are
+/// own_processes(root, zygote, workers, reference): those below `root` or in its process group,
+/// and the orphans re-parented to `zygote` only while `root` is the one candidate's worker in
+/// `workers` (the reference aside). A candidate's worker is itself a child subreaper
+/// (zygote.keep_orphans), so what the candidate starts stays below it even after a double fork
+/// and setsid; what is left below the zygote belongs to a worker that died. Before, such orphans
+/// counted for whichever candidate was checked: with several at once, another candidate's escaped
+/// hogs made an honest one a `contract_violation` (H200, session 14). kgym traces the kernels of
+/// one CUDA context, the worker's (issue 4, launch accounting); a second context in a helper
+/// process runs kernels no trace sees and shares the GPU with the reference's baselines (red team
+/// rt5: an escaped process spinning kernels while the baselines were timed). Each line names the
+/// process's parent.
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
-                                             bool with_root = false,
+                                             pid_t reference, bool with_root = false,
                                              const DevicePredicate& is_device = nvidia_devices());
 
 /// CPU time (ms: user + system, with that of reaped children) of the candidate whose worker is

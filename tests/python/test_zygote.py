@@ -238,6 +238,12 @@ PROCESS_CALLS = textwrap.dedent('''
             print("posix_lock", "ok")
         shutil.copyfile(os.path.join(d, "a"), os.path.join(d, "b"))  # falls back from sendfile
         print("shutil_copy", "ok" if os.path.getsize(os.path.join(d, "b")) == 100000 else "short")
+    print("subreaper_off", "denied" if libc.prctl(36, 0, 0, 0, 0) != 0 else "ok")  # PR_SET_CHILD_SUBREAPER
+    print("prctl_name", "ok" if libc.prctl(15, b"kgym-test", 0, 0, 0) == 0 else "denied")  # PR_SET_NAME
+    sib = libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0)  # clone(CLONE_PARENT | SIGCHLD): a sibling of this process
+    if sib == 0:
+        os._exit(0)
+    print("clone_parent", "denied" if sib < 0 else "ok")
     import threading
     box = []
     t = threading.Thread(target=lambda: box.append(1))
@@ -263,12 +269,46 @@ def test_a_candidate_may_not_schedule_limit_or_trace_other_processes():
     got = dict(line.split(" ", 1) for line in out.stdout.splitlines() if not line.startswith("applied"))
     assert "seccomp filter on" in out.stdout, out.stdout
     for name in ("prlimit_other", "setpriority_other", "setpriority_user", "sched_other", "ptrace_attach",
-                 "affinity_other", "new_user_ns", "io_uring", "sendfile", "splice", "ofd_lock"):
+                 "affinity_other", "new_user_ns", "io_uring", "sendfile", "splice", "ofd_lock", "subreaper_off",
+                 "clone_parent"):
         assert got[name] == "denied", (name, out.stdout)
     for name in ("prlimit_self", "setpriority_self", "sched_self", "affinity_self", "thread", "shutil_copy",
-                 "posix_lock"):
+                 "posix_lock", "prctl_name"):
         assert got[name] == "ok", (name, out.stdout)
     assert got["caps"] == "none", out.stdout
+
+
+KEEP_ORPHANS = textwrap.dedent('''
+    import os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from kgym_worker import zygote
+    zygote.keep_orphans()
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        if os.fork() == 0:  # the grandchild: leaves the session, waits until its parent is gone
+            os.setsid()
+            first = os.getppid()
+            deadline = time.monotonic() + 10
+            while os.getppid() == first and time.monotonic() < deadline:
+                time.sleep(0.01)
+            os.write(w, str(os.getppid()).encode())
+            os._exit(0)
+        os._exit(0)
+    os.waitpid(child, 0)
+    parent = int(os.read(r, 64))
+    print("orphan_parent", "worker" if parent == os.getpid() else parent)
+''')
+
+
+def test_a_candidate_worker_keeps_its_orphans():
+    """zygote.keep_orphans (session 14): a double-forked process that left its session comes back
+    to the worker, not to the zygote, where another candidate's orphans are (an escaped process
+    holding the GPU was blamed on an honest candidate judged at the same time, H200)."""
+    out = subprocess.run([sys.executable, "-c", KEEP_ORPHANS, str(ROOT / "python")], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "orphan_parent worker" in out.stdout, out.stdout
 
 
 I386_GETPID = r'''

@@ -108,7 +108,7 @@ TEST_F(ProcTree, NamesChildrenOfTheWorkerThatHoldTheDevice) {
   ASSERT_GT(holder, 0);
   ASSERT_GT(idle, 0);
   // This process plays the candidate's worker; its children are the candidate's processes.
-  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, -1, false, gpu_);
   EXPECT_TRUE(names(found, holder));
   EXPECT_FALSE(names(found, idle));
   ASSERT_FALSE(found.empty());
@@ -123,7 +123,7 @@ TEST_F(ProcTree, TheDeviceIsKnownByItsIdentityNotItsPath) {
   const pid_t p = child_holding(other, true);
   kids_.push_back(p);
   ASSERT_GT(p, 0);
-  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, -1, false, gpu_);
   ASSERT_TRUE(names(found, p));
   EXPECT_NE(found.front().find("jail-dev-node"), std::string::npos);
 }
@@ -132,7 +132,7 @@ TEST_F(ProcTree, OpeningTheDeviceWithoutMappingItIsNoContext) {
   // An NVML query opens /dev/nvidiactl without a context.
   const pid_t opened = spawn(true, false);
   ASSERT_GT(opened, 0);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, gpu_), opened));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, -1, false, gpu_), opened));
 }
 
 TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
@@ -145,7 +145,7 @@ TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
   const pid_t forked = spawn(false), opened = spawn(true);
   ASSERT_GT(forked, 0);
   ASSERT_GT(opened, 0);
-  const auto found = foreign_gpu_holders(::getpid(), -1, {}, false, gpu_);
+  const auto found = foreign_gpu_holders(::getpid(), -1, {}, -1, false, gpu_);
   EXPECT_FALSE(names(found, forked));
   EXPECT_TRUE(names(found, opened));
   ::close(fd);
@@ -154,23 +154,36 @@ TEST_F(ProcTree, AFileInheritedFromTheWorkerIsNotAContextOfItsOwn) {
 TEST_F(ProcTree, TheWorkerItselfCountsOnlyWithRoot) {
   const int fd = open_and_map(device_);
   ASSERT_GE(fd, 0);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, false, gpu_), ::getpid()));
-  EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, true, gpu_), ::getpid()));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, -1, false, gpu_), ::getpid()));
+  EXPECT_TRUE(names(foreign_gpu_holders(::getpid(), -1, {}, -1, true, gpu_), ::getpid()));
   ::close(fd);
-  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, true, gpu_), ::getpid()));
+  EXPECT_FALSE(names(foreign_gpu_holders(::getpid(), -1, {}, -1, true, gpu_), ::getpid()));
 }
 
-TEST_F(ProcTree, OrphansUnderTheZygoteCountButOtherWorkersDoNot) {
-  // This process plays the zygote: `worker` is the candidate's worker, `other` another
-  // candidate's worker (it may hold the GPU), `orphan` a re-parented process that is neither.
-  const pid_t worker = spawn(false), other = spawn(true), orphan = spawn(true);
+TEST_F(ProcTree, OrphansUnderTheZygoteCountOnlyWhileTheCandidateIsAloneAndOtherWorkersNever) {
+  // This process plays the zygote: `worker` is the candidate's worker, `reference` the reference
+  // worker and `other` another candidate's worker (both may hold the GPU), `orphan` a re-parented
+  // process that is none of them.
+  const pid_t worker = spawn(false), reference = spawn(true), orphan = spawn(true);
   ASSERT_GT(worker, 0);
-  ASSERT_GT(other, 0);
+  ASSERT_GT(reference, 0);
   ASSERT_GT(orphan, 0);
-  const auto found = foreign_gpu_holders(worker, ::getpid(), {worker, other}, false, gpu_);
+  // The one candidate: the orphan can only be its own.
+  auto found = foreign_gpu_holders(worker, ::getpid(), {worker, reference}, reference, false, gpu_);
   EXPECT_TRUE(names(found, orphan));
-  EXPECT_FALSE(names(found, other));
+  EXPECT_FALSE(names(found, reference));
   EXPECT_FALSE(names(found, worker));
+  ASSERT_FALSE(found.empty());
+  EXPECT_NE(found.front().find(", parent " + std::to_string(::getpid()) + ")"), std::string::npos) << found.front();
+  // Two candidates: a candidate's worker keeps its own orphans below it (zygote.keep_orphans),
+  // so one below the zygote is another's, whose worker died; it counts for neither (session 14:
+  // another candidate's escaped hogs made an honest candidate a contract_violation on the H200).
+  const pid_t other = spawn(true);
+  ASSERT_GT(other, 0);
+  found = foreign_gpu_holders(worker, ::getpid(), {worker, other, reference}, reference, false, gpu_);
+  EXPECT_FALSE(names(found, orphan));
+  EXPECT_FALSE(names(found, other));
+  EXPECT_FALSE(names(found, reference));
 }
 
 TEST_F(ProcTree, DiskHoldersAreTheCandidatesOwnNeverTheReferenceNorAnotherCandidatesOrphans) {
