@@ -63,8 +63,9 @@ DevicePredicate nvidia_devices();
 /// `workers` (the reference aside). A candidate's worker is itself a child subreaper
 /// (zygote.keep_orphans), so what the candidate starts stays below it even after a double fork
 /// and setsid; what is left below the zygote belongs to a worker that died. Before, such orphans
-/// counted for whichever candidate was checked: with several at once, another candidate's escaped
-/// hogs made an honest one a `contract_violation` (H200, session 14). kgym traces the kernels of
+/// counted for whichever candidate was checked: with several at once, rt5_escaped_hog's five
+/// escaped CPU hogs (their descriptors inherited from their own worker) made the candidate judged
+/// beside it a `contract_violation` (H200, session 14). kgym traces the kernels of
 /// one CUDA context, the worker's (issue 4, launch accounting); a second context in a helper
 /// process runs kernels no trace sees and shares the GPU with the reference's baselines (red team
 /// rt5: an escaped process spinning kernels while the baselines were timed). Each line names the
