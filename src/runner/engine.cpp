@@ -939,6 +939,18 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   runner::WallCheckSeries own_calibration;
   const bool baseline_ok[2] = {eager && !eager->failure && !eager->times_ms.empty(),
                                compiled && !compiled->failure && !compiled->times_ms.empty()};
+  // GPU: a baseline's supervisor-timed requests only where their floor can bind (a host-bound
+  // baseline); a GPU-bound one keeps its net event time whatever they say
+  // (runner::baseline_floor_can_bind).
+  bool baseline_floor[2] = {false, false};
+  for (int b = 0; gpu && b < 2; ++b) {
+    if (!baseline_ok[b]) continue;
+    const TimingRecord& rec = b == 0 ? *eager : *compiled;
+    const double own = rec.wall_check_calls > 0 ? rec.wall_check_ms / rec.wall_check_calls : 0.0;
+    baseline_floor[b] = runner::baseline_floor_can_bind(own, summarize_times(rec.times_ms).median_ms,
+                                                        baseline_ok[0] ? eager->window_overhead_ms : 0.0,
+                                                        eo.judge.wall_floor_factor);
+  }
   // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
   // CPU: 7 and 6 at once and no retry: more calls per request do not lift the calls above the
   // noise there (it grows with the request), more requests make the least of each closer to
@@ -1001,7 +1013,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // charged host time the candidate's floor did not: an identical 256x256 matmul got 1.28x
         // and a candidate whose timed calls did nothing 1.37x (H200, session 9).
         for (int b = 0; gpu && b < 2; ++b) {
-          if (!baseline_ok[b]) continue;
+          if (!baseline_floor[b]) continue;
           const auto tb = clock::now();
           std::optional<Message> br = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
                                                      {"seed", wseed}, {"sync_each", false},

@@ -125,4 +125,23 @@ inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, 
   return by_supervisor > 0 ? std::min(by_supervisor, own_per_call_ms) : 0.0;
 }
 
+/// GPU: whether the supervisor's requests for a baseline's floor (its committed requests with the
+/// calls, beside the calibrations) can change the baseline's time; when not, they are skipped.
+/// The floor is at most `own_per_call_ms` / `floor_factor` (baseline_floor_per_call takes the
+/// lesser of the two measures; JudgeOptions::wall_floor_factor divides it) and the baseline's time
+/// is the larger of the floor and its net event time, which is never below `median_ms` (the
+/// median of its timed calls) minus `window_overhead_ms` (the most the judge subtracts). So they
+/// matter only when the own loop's per-call time over the factor is above that: a host-bound
+/// baseline (a kernel of a few microseconds). A GPU-bound one (back-to-back calls as long as its
+/// event times: every full-size level-1 row on the H200) skips them, about 0.1 to 0.5 s a
+/// verdict there (session 13, "wall_check/baselines"); a missing own loop means no floor at all.
+/// Skipping only ever leaves a floor out that could not have raised the baseline, so the
+/// candidate's speedup is the same. Times in ms.
+inline bool baseline_floor_can_bind(double own_per_call_ms, double median_ms, double window_overhead_ms,
+                                    double floor_factor) {
+  if (!(own_per_call_ms > 0)) return false;
+  if (!(median_ms > 0) || !(floor_factor > 0)) return true;  // nothing to bound it by: measure
+  return own_per_call_ms / floor_factor > median_ms - std::max(0.0, window_overhead_ms);
+}
+
 }  // namespace kgym::runner

@@ -146,6 +146,22 @@ TEST(WallCheck, BaselineGetsNoFloorWhenAMeasureIsMissingOrInconclusive) {
   EXPECT_EQ(baseline_floor_per_call(none, 100, 0.041), 0.0);  // no baseline request served
 }
 
+TEST(WallCheck, ABaselineFloorIsMeasuredOnlyWhereItCanBind) {
+  using kgym::runner::baseline_floor_can_bind;
+  // Full-size ReLU (H200, session 13): eager's own loop 3.07 ms per call, events 3.06 ms, window
+  // overhead 0.012 ms: the floor (at most 3.07 / 1.1) cannot reach the net event time.
+  EXPECT_FALSE(baseline_floor_can_bind(3.07, 3.06, 0.012, 1.1));
+  // Host-bound (x0.1 matmul): own loop 0.041 ms per call against 0.006 ms of events.
+  EXPECT_TRUE(baseline_floor_can_bind(0.041, 0.006, 0.012, 1.1));
+  // The window overhead lowers the net time the floor has to beat.
+  EXPECT_TRUE(baseline_floor_can_bind(0.1, 0.1, 0.02, 1.1));
+  EXPECT_FALSE(baseline_floor_can_bind(0.1, 0.1, 0.0, 1.1));
+  // No own loop: no floor, nothing to measure. No median or factor: measured.
+  EXPECT_FALSE(baseline_floor_can_bind(0.0, 0.006, 0.012, 1.1));
+  EXPECT_TRUE(baseline_floor_can_bind(0.041, 0.0, 0.012, 1.1));
+  EXPECT_TRUE(baseline_floor_can_bind(0.041, 0.006, 0.012, 0.0));
+}
+
 TEST(WallCheck, TheCandidatesOwnCalibrationOnlyRaisesItsFloor) {
   using kgym::runner::candidate_calls_ms;
   // H200, session 10 (rt2/rt8 at 256x256): the reference's calibrations 9.1 ms, the candidate's
