@@ -131,6 +131,63 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
   return out;
 }
 
+/// The suite's task a candidate file is for: `level` 0 by the file's stem (DIR/19_ReLU.py), N > 0
+/// by its stem within level N (DIR/level1/19_ReLU.py), -1 by its folder's name
+/// (DIR/19_ReLU/honest.py). Throws ErrorKind::input naming the near miss a user most likely
+/// meant (the same name in other letter case, else the task whose stem starts with the same
+/// number: "19_Relu" for 19_ReLU; fresh-user run).
+const Task& task_of_file(const fs::path& file, int level, const Suite& suite) {
+  const std::string stem = level < 0 ? file.parent_path().filename().string() : file.stem().string();
+  for (const auto& t : suite.tasks)
+    if (task_stem(t.id) == stem && (level <= 0 || t.level == level)) return t;
+  auto lower = [](std::string x) {
+    for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return x;
+  };
+  std::string hint;
+  const std::string number = stem.substr(0, stem.find('_'));
+  for (const auto& t : suite.tasks) {
+    const std::string tstem = task_stem(t.id);
+    if (lower(tstem) == lower(stem)) {
+      hint = tstem;
+      break;
+    }
+    if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
+  }
+  throw Error(ErrorKind::input, "candidate " + file.string() + " matches no task in suite " + suite.root.string() +
+                                    "; name candidate files <task file stem>.py" +
+                                    (hint.empty() ? std::string(" (kgym tasks list shows the stems)")
+                                                  : " (did you mean " + hint + ".py?)"));
+}
+
+/// One candidate file judged on `task`; its id is its path below `base`.
+Evaluation evaluation_of_file(const fs::path& file, const fs::path& base, const Task& task) {
+  Evaluation ev{task, Candidate{}};
+  ev.candidate.id = fs::relative(file, base).string();
+  ev.candidate.task_id = task.id;
+  ev.candidate.code = read_file(file);
+  return ev;
+}
+
+/// One .py file given as --candidates: its task by its stem (19_ReLU.py, id "19_ReLU.py"), else by
+/// its folder's name (19_ReLU/honest.py, id "19_ReLU/honest.py"): the ids a folder of candidates
+/// would give it. A task that `patterns` leaves out is a usage error, not an empty run.
+std::vector<Evaluation> load_file(const fs::path& file, const Suite* suite, const std::vector<std::string>& patterns) {
+  if (!suite)
+    throw Error(ErrorKind::usage, "candidate file " + file.string() + " needs a suite to find its task: pass --suite DIR");
+  const fs::path abs = fs::absolute(file);
+  auto is_stem = [&](const std::string& name) {
+    return std::any_of(suite->tasks.begin(), suite->tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
+  };
+  // By the file's stem; else by its folder's name; neither: the stem's near miss in the error.
+  const bool by_folder = !is_stem(abs.stem().string()) && is_stem(abs.parent_path().filename().string());
+  const Task& task = task_of_file(abs, by_folder ? -1 : 0, *suite);
+  if (!matches_any(task, patterns))
+    throw Error(ErrorKind::usage, "candidate " + file.string() + " is for task " + task.id +
+                                      ", which --tasks leaves out");
+  return {evaluation_of_file(abs, by_folder ? abs.parent_path().parent_path() : abs.parent_path(), task)};
+}
+
 std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
                                        const std::vector<std::string>& patterns) {
   if (!suite)
@@ -154,42 +211,9 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
   }
   std::sort(files.begin(), files.end());
   for (const auto& [file, level] : files) {
-    const std::string stem = level < 0 ? file.parent_path().filename().string() : file.stem().string();
-    const Task* task = nullptr;
-    for (const auto& t : suite->tasks) {
-      if (task_stem(t.id) == stem && (level <= 0 || t.level == level)) {
-        task = &t;
-        break;
-      }
-    }
-    if (!task) {
-      // The near miss a user most likely meant: the same name in other letter case, else the
-      // task whose stem starts with the same number ("19_Relu" for 19_ReLU; fresh-user run).
-      auto lower = [](std::string x) {
-        for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        return x;
-      };
-      std::string hint;
-      const std::string number = stem.substr(0, stem.find('_'));
-      for (const auto& t : suite->tasks) {
-        const std::string tstem = task_stem(t.id);
-        if (lower(tstem) == lower(stem)) {
-          hint = tstem;
-          break;
-        }
-        if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
-      }
-      throw Error(ErrorKind::input, "candidate " + file.string() + " matches no task in suite " +
-                                        suite->root.string() + "; name candidate files <task file stem>.py" +
-                                        (hint.empty() ? std::string(" (kgym tasks list shows the stems)")
-                                                      : " (did you mean " + hint + ".py?)"));
-    }
-    if (!matches_any(*task, patterns)) continue;
-    Evaluation ev{*task, Candidate{}};
-    ev.candidate.id = fs::relative(file, dir).string();
-    ev.candidate.task_id = task->id;
-    ev.candidate.code = read_file(file);
-    out.push_back(std::move(ev));
+    const Task& task = task_of_file(file, level, *suite);
+    if (!matches_any(task, patterns)) continue;
+    out.push_back(evaluation_of_file(file, dir, task));
   }
   return out;
 }
@@ -208,11 +232,7 @@ std::vector<Evaluation> load_evaluations(const fs::path& candidates, const Suite
   if (!fs::exists(candidates, ec))
     throw Error(ErrorKind::input, "candidates path " + candidates.string() +
                                       " does not exist: give a directory of <task>.py files or a .jsonl file");
-  if (candidates.extension() == ".py")
-    throw Error(ErrorKind::usage, "--candidates " + candidates.string() +
-                                      ": a single .py file is not accepted; put it in a directory as "
-                                      "<task file stem>.py (e.g. DIR/19_ReLU.py) or <task file stem>/<name>.py, "
-                                      "and pass the directory");
+  if (candidates.extension() == ".py") return load_file(candidates, suite, task_patterns);
   return load_jsonl(candidates, suite, task_patterns);
 }
 

@@ -77,11 +77,11 @@ void run_eval(EvalArgs& a) {
   }
   if (!a.run_dir.empty() && a.out.empty()) a.out = (fs::path(a.run_dir) / run::kVerdicts).string();
   if (a.candidates.empty())
-    throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files or a .jsonl file)");
+    throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files, one such file, or a .jsonl file)");
   std::optional<Suite> suite;
   if (!a.suite.empty()) {
     suite = load_suite(a.suite);
-  } else if (fs::is_directory(a.candidates)) {
+  } else if (fs::is_directory(a.candidates) || fs::path(a.candidates).extension() == ".py") {
     throw Error(ErrorKind::usage, "--suite DIR is required to match candidate files to tasks "
                                   "(e.g. --suite ../shared/data/kernelbench)");
   }
@@ -286,8 +286,8 @@ void add_eval_command(CLI::App& app, int& exit_code) {
               "honest solutions, and examples/suite x examples/candidates).\n");
   cmd->add_option("--suite", a->suite, "Directory of KernelBench problems (level<N>/<name>.py)");
   cmd->add_option("--candidates", a->candidates,
-                  "Directory of <task stem>.py candidates, a .jsonl file (kgym or CUDA-L1 rows), or a "
-                  "run directory made by `kgym generate`");
+                  "Directory of <task stem>.py candidates, one such file (or <task stem>/<name>.py), a .jsonl "
+                  "file (kgym or CUDA-L1 rows), or a run directory made by `kgym generate`");
   cmd->add_option("--tasks", a->tasks, "Task ids, globs or levels (L1, L1/19, L1/19_ReLU, '*ReLU*')")->delimiter(',');
   cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str()->check(CLI::Validator(
       [](std::string& v) {

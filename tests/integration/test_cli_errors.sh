@@ -48,7 +48,22 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   if ! grep -q kept "$T/keep.jsonl"; then echo "FAIL: --device cuda without a GPU truncated --out"; fail=1; else echo "ok: --out kept"; fi
 fi
 cp "$C/19_ReLU/honest.py" "$T/single.py"
-expect 2 "a single .py file is not accepted" -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
+expect 2 "single.py matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
+expect 2 "needs a suite\|--suite DIR is required" -- "$KGYM" eval --candidates "$C/19_ReLU/honest.py" --out "$T/a.jsonl"
+expect 2 "is for task L1/19_ReLU, which --tasks leaves out" -- "$KGYM" eval --suite "$S" --candidates "$C/19_ReLU/honest.py" --tasks L1/23 --out "$T/a.jsonl"
+# One file of a folder judged alone (fresh-user run, session 13): by its folder's name or its
+# stem, with the id a folder of candidates gives it.
+mkdir -p "$T/one" && cp "$C/19_ReLU/honest.py" "$T/one/19_ReLU.py"
+for f in "$C/19_ReLU/honest.py:19_ReLU/honest.py" "$T/one/19_ReLU.py:19_ReLU.py"; do
+  rm -f "$T/one.jsonl"
+  "$KGYM" eval --suite "$S" --candidates "${f%%:*}" --profile off --no-timing -q --out "$T/one.jsonl" >/dev/null 2>&1
+  if [ "$(wc -l < "$T/one.jsonl")" = 1 ] && grep -q "\"candidate_id\": *\"${f##*:}\"" "$T/one.jsonl" &&
+     grep -q '"outcome": *"passed"' "$T/one.jsonl"; then
+    echo "ok: one file judged as ${f##*:}"
+  else
+    echo "FAIL: --candidates ${f%%:*}:"; cat "$T/one.jsonl"; fail=1
+  fi
+done
 mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
 expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
 mkdir -p "$T/cands2"; echo "x" > "$T/cands2/19_Relu.py"  # the near miss is named (fresh-user run)
