@@ -492,6 +492,33 @@ TEST(JudgeIntegrity, BaselinesGetTheSameWallClockFloor) {
   EXPECT_NEAR(*v.speedup_eager, 2.0, 1e-9);
 }
 
+TEST(JudgeIntegrity, ACandidateTakenByItsFloorIsComparedWithTheBaselinesFloor) {
+  // rt9_tick_hide_mm on the H200 (session 14): events 0.006 ms (the matmul ran outside the
+  // window), 947 back-to-back calls 0.02636 ms each: runtime 0.02396 ms (its floor). Eager's
+  // events 0.0266 ms, its own back-to-back calls 0.0264 ms (floor 0.024). Each side's larger gave
+  // 1.11x for eager's very operator; one basis gives 1.0x.
+  Measurements m = correct_and_timed(0.006, 0.0266);
+  m.candidate_timing->wall_check_calls = 947;
+  m.candidate_timing->wall_check_ms = 947 * 0.02636;
+  m.eager_timing->wall_check_calls = 947;
+  m.eager_timing->wall_check_ms = 947 * 0.0264;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.02636 / 1.1, 1e-9);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.0264 / 1.1, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 0.0264 / 0.02636, 1e-9);
+  bool said = false;
+  for (const auto& msg : v.messages) said = said || msg.find("eager taken by its wall-clock floor too") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A candidate whose events stand (GPU-bound) keeps each side's larger: eager's events here.
+  m.candidate_timing->times_ms.assign(10, 0.02);
+  m.candidate_timing->wall_check_ms = 947 * 0.021;
+  v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.02, 1e-9);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.0266, 1e-9);
+}
+
 TEST(JudgeIntegrity, CpuBaselinesTakeTheirTrustedTimerAsItIs) {
   // CPU: the reference's synchronous timer is trusted; a noisy wall-clock difference of its own
   // (6 ms per call here against a 2 ms timer) must not inflate the baseline and so the speedup.
