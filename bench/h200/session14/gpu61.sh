@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 14 GPU run 2: workers keep their orphans (child subreaper, seccomp), GPU holders among the
-# zygote orphans only while one candidate runs; baseline floor requests only where they can bind.
+# zygote orphans only while one candidate runs; baseline floor requests only where they can bind;
+# one basis for a speedup whose candidate is taken by its floor.
 # pytest (sandbox, fastcompare, devicecopy); GPU test; honest set at x0.1; honest at full size
 # (overhead per phase). Results packed after each step into $OUT/res.tgz.
 set -u
