@@ -89,9 +89,29 @@ CpuGroup::CpuGroup(pid_t pid) {
 
 CpuGroup::~CpuGroup() {
   if (dir_.empty()) return;
+  kill_all();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
   while (::rmdir(dir_.c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+void CpuGroup::kill_all() const {
+  if (dir_.empty()) return;
+  if (v2_) {  // cgroup v2 (Linux 5.14+): the kernel kills every member at once, forks included
+    std::ofstream f(dir_ / "cgroup.kill");
+    f << "1";
+  }
+  // Without cgroup.kill (or where it failed): stop, then kill, every member, until none is left
+  // (a member's children join the group, so a forking process cannot get away by new pids).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  for (;;) {
+    const auto members = procs();
+    if (members.empty() || std::chrono::steady_clock::now() >= deadline) return;
+    for (int sig : {SIGSTOP, SIGKILL})
+      for (pid_t p : members)
+        if (p > 1 && p != ::getpid()) ::kill(p, sig);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 std::vector<pid_t> CpuGroup::procs() const {

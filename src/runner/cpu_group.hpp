@@ -43,6 +43,10 @@ class CpuGroup {
   /// group: a double-forked, setsid orphan stays the candidate's (the disk guard's holders, red
   /// teams rt20 and rt21). Empty when there is no group.
   std::vector<pid_t> procs() const;
+  /// Kills every process in the group (cgroup v2's cgroup.kill, then SIGSTOP and SIGKILL to each
+  /// member listed, for up to 0.5 s). The destructor calls it: a dead worker's processes that
+  /// fork and let their parents exit in a loop outran the zygote's pid sweep (red team rt23).
+  void kill_all() const;
   /// CPU time (ms, user + system) charged to the group since it was made; -1 when unavailable.
   /// Read while the group's processes are stopped for an exact figure: the kernel updates a
   /// running task's charge at its scheduler events (ticks, switches).

@@ -690,6 +690,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     const auto st = c.finish();
     (void)st;
   }
+  // CPU: what the candidate left running goes with its control group, before its folders are
+  // released (fork-walking processes outran the zygote's pid sweep: red team rt23).
+  if (cpu_group) cpu_group->kill_all();
   if (disk_breach && disk_breach->candidate_at_fault) {
     m.crash = process_failure(runner::ExitStatus{SIGKILL, 0}, disk_breach->message);
     m.crash->type = "disk_quota";

@@ -204,12 +204,10 @@ std::set<unsigned> nvidia_majors() {
 
 std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference,
                                  const std::vector<pid_t>& group) {
-  std::set<pid_t> candidates = workers;
-  candidates.erase(reference);
-  const bool alone = candidates.size() == 1 && candidates.count(root);
+  (void)zygote;  // its orphans are never a living candidate's (proctree.hpp)
   std::set<pid_t> skip = workers;  // the reference and what is below it are never the candidate's (rt20)
   if (reference > 1) skip.insert(reference);
-  std::vector<pid_t> own = candidate_processes(root, alone ? zygote : 0, skip);
+  std::vector<pid_t> own = candidate_processes(root, 0, skip);
   own.insert(own.end(), group.begin(), group.end());
   std::sort(own.begin(), own.end());
   own.erase(std::unique(own.begin(), own.end()), own.end());

@@ -28,17 +28,20 @@ std::vector<pid_t> pausable_processes(pid_t root, pid_t zygote, pid_t keep);
 /// started. `zygote` <= 1: none.
 std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep);
 
-/// The processes whose files count as the candidate's on disk (runner::DiskGuard): `root` (its
-/// worker), those below it or in its process group, and the orphans re-parented to `zygote` (a
-/// child subreaper) only while `root` is the one worker in `workers` besides `reference`: with
-/// several candidates /proc no longer says whose an orphan was, and another candidate's orphan
-/// would count against this one. Never the workers in `workers` but `root`, `reference`, or
-/// what is below them. Plus `group`: the members of the candidate's control group (CPU,
-/// runner::CpuGroup::procs), which stay its whatever their parent or session (an orphan that
-/// left its session while two candidates ran, red teams rt20 and rt21). Sorted, no duplicates.
-/// Other candidates' orphans are killed when any worker is reaped (zygote.py, _sweep_orphans);
-/// each worker leads a session of its own, so no other candidate's process can join its process
-/// group (red team rt20 did, with setpgid, when all workers shared one).
+/// The processes of the candidate whose worker is `root` (its files count on disk,
+/// runner::DiskGuard; its CUDA contexts, foreign_gpu_holders): `root`, those below it or in its
+/// process group, never the workers in `workers` but `root`, nor `reference`, nor what is below
+/// them. Plus `group`: the members of the candidate's control group (CPU,
+/// runner::CpuGroup::procs), which stay its whatever their parent or session (red teams rt20 and
+/// rt21). Sorted, no duplicates. The orphans re-parented to `zygote` never count: a candidate's
+/// worker is a child subreaper (zygote.keep_orphans), so what a living candidate started is below
+/// its worker; an orphan below the zygote is a dead worker's. Session 13 counted them while one
+/// candidate ran: red team rt23 then left fork-walking processes behind a worker that exited,
+/// which outran the zygote's sweep and had 100 MiB of theirs counted against the honest
+/// candidate left running (`runtime_error`). They are killed with the dead worker's control
+/// group (CPU, CpuGroup's cgroup.kill) or by the zygote's sweep when it is reaped. Each worker
+/// leads a session of its own, so no other candidate's process can join its process group (red
+/// team rt20 did, with setpgid, when all workers shared one).
 std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference,
                                  const std::vector<pid_t>& group = {});
 
@@ -58,14 +61,13 @@ DevicePredicate nvidia_devices();
 /// of the worker shares does not count: CUDA cannot be used after a fork). A process whose open
 /// files or memory map /proc will not show kgym (it made itself non-dumpable while kgym is not
 /// root), or whose files kcmp may not compare, counts too. The candidate's processes are
-/// own_processes(root, zygote, workers, reference): those below `root` or in its process group,
-/// and the orphans re-parented to `zygote` only while `root` is the one candidate's worker in
-/// `workers` (the reference aside). A candidate's worker is itself a child subreaper
-/// (zygote.keep_orphans), so what the candidate starts stays below it even after a double fork
-/// and setsid; what is left below the zygote belongs to a worker that died. Before, such orphans
-/// counted for whichever candidate was checked: with several at once, rt5_escaped_hog's five
-/// escaped CPU hogs (their descriptors inherited from their own worker) made the candidate judged
-/// beside it a `contract_violation` (H200, session 14). kgym traces the kernels of
+/// own_processes(root, zygote, workers, reference): those below `root` or in its process group.
+/// A candidate's worker is a child subreaper (zygote.keep_orphans), so what the candidate starts
+/// stays below it even after a double fork and setsid; what is left below the zygote belongs to a
+/// worker that died and counts for no one. Before, such orphans counted for whichever candidate
+/// was checked: with several at once, rt5_escaped_hog's five escaped CPU hogs (their descriptors
+/// inherited from their own worker) made the candidate judged beside it a `contract_violation`
+/// (H200, session 14). kgym traces the kernels of
 /// one CUDA context, the worker's (issue 4, launch accounting); a second context in a helper
 /// process runs kernels no trace sees and shares the GPU with the reference's baselines (red team
 /// rt5: an escaped process spinning kernels while the baselines were timed). Each line names the

@@ -146,3 +146,39 @@ TEST(CpuGroup, ListsAnOrphanThatLeftTheWorkersSession) {
   EXPECT_NE(std::find(procs.begin(), procs.end(), orphan), procs.end());
   EXPECT_NE(std::find(procs.begin(), procs.end(), worker), procs.end());
 }
+
+TEST(CpuGroup, KillAllEndsAForkWalkerThatOutranAPidSweep) {
+  // Red team rt23: processes that fork and let their parent exit in a loop get new pids faster
+  // than a sweep of /proc can signal them; the group keeps them, and kill_all ends them all.
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t worker = ::fork();
+  ASSERT_GE(worker, 0);
+  if (worker == 0) {
+    char c;
+    if (::read(go[0], &c, 1) != 1) ::_exit(1);
+    if (::fork() == 0) {  // the walker: each generation forks the next and exits
+      ::setsid();
+      for (;;) {
+        const pid_t next = ::fork();
+        if (next != 0) ::_exit(0);
+        ::usleep(1000);
+      }
+    }
+    for (;;) ::pause();
+  }
+  kgym::runner::CpuGroup group(worker);
+  char c = 'g';
+  ASSERT_EQ(::write(go[1], &c, 1), 1);
+  ::usleep(50000);
+  const bool grouped = group.ok();
+  const std::string why = group.why();
+  const std::size_t before = group.procs().size();
+  group.kill_all();
+  const std::size_t after = group.procs().size();
+  ::kill(worker, SIGKILL);
+  ::waitpid(worker, nullptr, 0);
+  if (!grouped) GTEST_SKIP() << "no control group here: " << why;
+  EXPECT_GE(before, 2u);  // the worker and a walker
+  EXPECT_EQ(after, 0u);
+}
