@@ -105,6 +105,10 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
     } else {
       ev.task.id = row["task_id"].is_string() ? row["task_id"].get<std::string>()
                                               : row["task_id"].dump();
+      if (!row.contains("code"))
+        throw Error(ErrorKind::input, where + ": the row has no \"code\" (the candidate's source); a kgym row is "
+                                              "{\"task_id\", \"code\", \"candidate_id\"?}, a CUDA-L1 row "
+                                              "{\"level_id\", \"task_id\", \"custom_code\", \"ref_code\"}");
       ev.candidate.code = text("code");
       if (const Task* known = suite ? suite->find(ev.task.id) : nullptr) ev.task = *known;
     }
@@ -131,6 +135,36 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
   return out;
 }
 
+/// The suite task stem a user most likely meant by `stem`: the same name in other letter case,
+/// else the task whose stem starts with the same number ("19_Relu" for 19_ReLU; fresh-user
+/// run); "" for none.
+std::string near_miss(const std::string& stem, const Suite& suite) {
+  auto lower = [](std::string x) {
+    for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return x;
+  };
+  std::string hint;
+  const std::string number = stem.substr(0, stem.find('_'));
+  for (const auto& t : suite.tasks) {
+    const std::string tstem = task_stem(t.id);
+    if (lower(tstem) == lower(stem)) return tstem;
+    if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
+  }
+  return hint;
+}
+
+/// A few of the suite's task stems for a message ("19_ReLU, 1_Square_..., ... (250 tasks)").
+std::string some_stems(const Suite& suite) {
+  std::string out;
+  std::size_t shown = 0;
+  for (const auto& t : suite.tasks) {
+    if (shown == 4) break;
+    out += (shown++ ? ", " : "") + task_stem(t.id);
+  }
+  if (suite.tasks.size() > shown) out += ", ... (" + std::to_string(suite.tasks.size()) + " tasks)";
+  return out;
+}
+
 /// The suite's task a candidate file is for: `level` 0 by the file's stem (DIR/19_ReLU.py), N > 0
 /// by its stem within level N (DIR/level1/19_ReLU.py), -1 by its folder's name
 /// (DIR/19_ReLU/honest.py). Throws ErrorKind::input naming the near miss a user most likely
@@ -140,23 +174,11 @@ const Task& task_of_file(const fs::path& file, int level, const Suite& suite) {
   const std::string stem = level < 0 ? file.parent_path().filename().string() : file.stem().string();
   for (const auto& t : suite.tasks)
     if (task_stem(t.id) == stem && (level <= 0 || t.level == level)) return t;
-  auto lower = [](std::string x) {
-    for (auto& ch : x) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return x;
-  };
-  std::string hint;
-  const std::string number = stem.substr(0, stem.find('_'));
-  for (const auto& t : suite.tasks) {
-    const std::string tstem = task_stem(t.id);
-    if (lower(tstem) == lower(stem)) {
-      hint = tstem;
-      break;
-    }
-    if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
-  }
+  const std::string hint = near_miss(stem, suite);
   throw Error(ErrorKind::input, "candidate " + file.string() + " matches no task in suite " + suite.root.string() +
-                                    "; name candidate files <task file stem>.py" +
-                                    (hint.empty() ? std::string(" (kgym tasks list shows the stems)")
+                                    ": name a candidate file <task file stem>.py or put it in a folder named so, "
+                                    "<task file stem>/<name>.py" +
+                                    (hint.empty() ? " (the suite's stems: " + some_stems(suite) + ")"
                                                   : " (did you mean " + hint + ".py?)"));
 }
 
@@ -229,10 +251,19 @@ std::vector<Evaluation> load_evaluations(const fs::path& candidates, const Suite
                                          const std::vector<std::string>& task_patterns) {
   std::error_code ec;
   if (fs::is_directory(candidates, ec)) return load_directory(candidates, suite, task_patterns);
-  if (!fs::exists(candidates, ec))
-    throw Error(ErrorKind::input, "candidates path " + candidates.string() +
-                                      " does not exist: give a directory of <task>.py files or a .jsonl file");
+  if (!fs::exists(candidates, ec)) {
+    std::string hint;
+    if (candidates.extension() == ".py" && suite) {
+      const std::string near = near_miss(candidates.stem().string(), *suite);
+      if (!near.empty() && near != candidates.stem().string()) hint = " (did you mean " + near + ".py?)";
+    }
+    throw Error(ErrorKind::input, "candidates path " + candidates.string() + " does not exist" + hint +
+                                      ": give a directory of <task>.py files, one such file, or a .jsonl file");
+  }
   if (candidates.extension() == ".py") return load_file(candidates, suite, task_patterns);
+  if (candidates.extension() != ".jsonl" && candidates.extension() != ".json")
+    throw Error(ErrorKind::usage, "--candidates " + candidates.string() + ": a candidate file must be Python (.py) "
+                                      "and a file of rows JSON Lines (.jsonl); rename it, or pass its folder");
   return load_jsonl(candidates, suite, task_patterns);
 }
 

@@ -230,6 +230,9 @@ void run_eval(EvalArgs& a) {
   for (auto& e : evals)
     if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
   std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s\n", todo.size(), a.device.c_str());
+  if (a.resume && candidates_total > todo.size())  // (fresh-user run: "0 candidate(s)" said nothing of why)
+    std::fprintf(stderr, "kgym eval: --resume: %zu already judged in %s, kept and not judged again\n",
+                 candidates_total - todo.size(), a.out.c_str());
 
   std::vector<Verdict> verdicts;
   std::mutex mutex;

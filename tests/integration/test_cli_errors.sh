@@ -48,7 +48,14 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   if ! grep -q kept "$T/keep.jsonl"; then echo "FAIL: --device cuda without a GPU truncated --out"; fail=1; else echo "ok: --out kept"; fi
 fi
 cp "$C/19_ReLU/honest.py" "$T/single.py"
-expect 2 "single.py matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
+expect 2 "single.py matches no task in suite.*<task file stem>/<name>.py (the suite's stems: " -- "$KGYM" eval --suite "$S" --candidates "$T/single.py" --out "$T/a.jsonl"
+# Fresh-user run (session 14): a mistyped file is named with its near miss; a file of another
+# kind is not read as JSON Lines; a row without "code" is an error, not "no candidate".
+expect 2 "does not exist (did you mean 19_ReLU.py?)" -- "$KGYM" eval --suite "$S" --candidates "$T/19_Relu.py" --out "$T/a.jsonl"
+cp "$C/19_ReLU/honest.py" "$T/19_ReLU.txt"
+expect 2 "must be Python (.py)" -- "$KGYM" eval --suite "$S" --candidates "$T/19_ReLU.txt" --out "$T/a.jsonl"
+printf '{"task_id": "L1/19_ReLU", "source": "x"}\n' > "$T/nocode.jsonl"
+expect 2 'nocode.jsonl:1: the row has no "code"' -- "$KGYM" eval --suite "$S" --candidates "$T/nocode.jsonl" --out "$T/a.jsonl"
 expect 2 "needs a suite\|--suite DIR is required" -- "$KGYM" eval --candidates "$C/19_ReLU/honest.py" --out "$T/a.jsonl"
 expect 2 "is for task L1/19_ReLU, which --tasks leaves out" -- "$KGYM" eval --suite "$S" --candidates "$C/19_ReLU/honest.py" --tasks L1/23 --out "$T/a.jsonl"
 # One file of a folder judged alone (fresh-user run, session 13): by its folder's name or its
@@ -72,7 +79,8 @@ expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
 n1=$(wc -l < "$T/r.jsonl")
 head -n 1 "$T/r.jsonl" > "$T/r2.jsonl"; printf '{"torn' >> "$T/r2.jsonl"
-"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >/dev/null 2>&1
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >/dev/null 2>"$T/resume.err"
+if ! grep -q -- "--resume: 1 already judged" "$T/resume.err"; then echo "FAIL: --resume did not say what it kept:"; cat "$T/resume.err"; fail=1; else echo "ok: --resume says what it kept"; fi
 n2=$(grep -c '"outcome"' "$T/r2.jsonl")
 if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
 # The built-in default (no --suite/--candidates) holds the examples and the generated default
