@@ -530,8 +530,9 @@ def keep_orphans() -> None:
     such orphans came back to the zygote, where nothing told one candidate's from another's: with
     several candidates at once, rt5_escaped_hog's five escaped hogs, holding the device files
     inherited from their own worker, made rt2_sigstop_reference, judged beside it, a
-    `contract_violation` (H200, session 14). The candidate cannot undo it: the seccomp filter refuses prctl's
-    PR_SET_CHILD_SUBREAPER and clone's CLONE_PARENT (a child made a sibling of the worker)."""
+    `contract_violation` (H200, session 14). The candidate cannot undo it: the seccomp filter
+    refuses prctl's PR_SET_CHILD_SUBREAPER and clone's CLONE_PARENT (a child made a sibling of
+    the worker)."""
     import ctypes
     ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 

@@ -1193,6 +1193,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   for (int b = 0; gpu && b < 2; ++b) {
     auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
     if (!baseline_ok[b] || !rec) continue;
+    // Skipped (it cannot bind): the own loop's figure stays the floor. It does not raise the
+    // baseline's time, but the judge compares it with a candidate taken by its own floor (one
+    // basis); zeroed, that candidate kept the floor factor's 10% over a GPU-bound baseline.
+    if (!baseline_floor[b]) continue;
     const double own = rec->wall_check_calls > 0 ? rec->wall_check_ms / rec->wall_check_calls : 0.0;
     const double per_call = runner::baseline_floor_per_call(baseline_wall[b], n_wall, own);
     rec->wall_check_calls = per_call > 0 ? n_wall : 0;

@@ -135,8 +135,9 @@ inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, 
 /// baseline (a kernel of a few microseconds). A GPU-bound one (back-to-back calls as long as its
 /// event times: every full-size level-1 row on the H200) skips them, about 0.1 to 0.5 s a
 /// verdict there (session 13, "wall_check/baselines"); a missing own loop means no floor at all.
-/// Skipping only ever leaves a floor out that could not have raised the baseline, so the
-/// candidate's speedup is the same. Times in ms.
+/// Skipped, the baseline keeps the own loop's figure as its floor: it cannot raise the baseline's
+/// time, and the judge still has a floor to compare with a candidate taken by its own (one basis).
+/// Times in ms.
 inline bool baseline_floor_can_bind(double own_per_call_ms, double median_ms, double window_overhead_ms,
                                     double floor_factor) {
   if (!(own_per_call_ms > 0)) return false;

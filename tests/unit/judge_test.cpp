@@ -519,6 +519,22 @@ TEST(JudgeIntegrity, ACandidateTakenByItsFloorIsComparedWithTheBaselinesFloor) {
   EXPECT_NEAR(*v.ref_runtime_ms, 0.0266, 1e-9);
 }
 
+TEST(JudgeIntegrity, AFloorBoundCandidateGainsNothingFromTheFloorFactorOverAGpuBoundBaseline) {
+  // Full size: eager GPU-bound (events 3.0 ms; its own loop 3.05 ms per call, kept as its floor
+  // though the supervisor's requests were skipped: runner::baseline_floor_can_bind). A candidate
+  // at eager's true speed whose events read 0.5 ms (a timer that lies): its floor (3.05 / 1.1)
+  // sets its runtime. Against eager's events it read 1.1x; against eager's floor, 1.0x.
+  Measurements m = correct_and_timed(0.5, 3.0);
+  m.candidate_timing->wall_check_calls = 5;
+  m.candidate_timing->wall_check_ms = 5 * 3.05;
+  m.eager_timing->wall_check_calls = 7;
+  m.eager_timing->wall_check_ms = 7 * 3.05;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.speedup_eager, 1.0, 1e-9);
+  EXPECT_NEAR(*v.runtime_ms, 3.05 / 1.1, 1e-9);
+}
+
 TEST(JudgeIntegrity, CpuBaselinesTakeTheirTrustedTimerAsItIs) {
   // CPU: the reference's synchronous timer is trusted; a noisy wall-clock difference of its own
   // (6 ms per call here against a 2 ms timer) must not inflate the baseline and so the speedup.
