@@ -120,11 +120,16 @@ def parse_verdicts(path) -> list:
 def kgym_first_call_build_ms(phase_ms: dict, n_cases: int) -> float:
     """The part of kgym's first case run beyond a later case's run (ms): the candidate's JIT
     build (Triton compiles on the first call), which the plain run keeps apart too
-    (first_call_s). 0 without the cases/run_first and cases/run parts or with one case."""
+    (first_call_s); plus the same for the other-shape case's run (other_shape/run beyond a
+    regular case's run: Triton compiles again for the new sizes, and whether its cache already
+    held them changed the overhead of one run of the same code by 1.6 s over 7 rows, H200,
+    session 14). 0 without the cases/run_first and cases/run parts or with one case."""
     first, rest = _number(phase_ms.get("cases/run_first")), _number(phase_ms.get("cases/run"))
     if first is None or rest is None or n_cases < 2:
         return 0.0
-    return max(0.0, first - rest / (n_cases - 1))
+    per_case = rest / (n_cases - 1)
+    other = _number(phase_ms.get("other_shape/run"))
+    return max(0.0, first - per_case) + (max(0.0, other - per_case) if other is not None else 0.0)
 
 
 def kgym_phase_wall_ms(phase_ms: dict, include_compile: bool, n_cases: int = 0):
@@ -243,7 +248,7 @@ def render_markdown(rows: list) -> str:
         "kgym ms / x eager / x compile: the verdict's runtime_ms, speedup_eager, speedup_compile (fresh inputs "
         "per call, interleaved rounds). plain: the same candidate timed with CUDA events, same inputs every "
         "call, L2 flushed before each, N = kgym's number of timed calls. overhead: kgym's device phases "
-        "(measurements.phase_ms without load_task, compile_timing and the first call's JIT build, "
+        "(measurements.phase_ms without load_task, compile_timing and the first calls' JIT builds (first case, other shape), "
         f"{sum(r['kgym'].get('first_call_build_ms') or 0 for r in rows) / 1000:.1f} s in all) "
         "/ plain cases+candidate+eager wall (its first call apart too) - 1; "
         "incl. compile: with compile_timing / with the plain compile phase. '-': not available (no phase_ms "

@@ -123,6 +123,12 @@ def test_first_call_build_left_out(verdict_file):
     assert row["compare"]["kgym_wall_ms_excl_compile"] == pytest.approx(kgym_ex)
     assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0, "cases/run": 400.0}, 5) == 0.0
     assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0}, 5) == 0.0
+    # The other-shape case's compilation for its new sizes (session 14: 936 ms against 18 ms
+    # when the cache held it) is left out the same way; a run no longer than a case's adds 0.
+    assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0, "cases/run": 400.0,
+                                        "other_shape/run": 936.0}, 5) == pytest.approx(936.0 - 100.0)
+    assert pt.kgym_first_call_build_ms({"cases/run_first": 50.0, "cases/run": 400.0,
+                                        "other_shape/run": 80.0}, 5) == 0.0
 
 
 def test_build_row_without_phase_ms_or_plain_numbers(verdict_file):
