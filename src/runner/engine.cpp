@@ -432,7 +432,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       disk_folders,
       [this, root = c.pid(), &cpu_group] {
         const pid_t ref = reference_pid.load();
-        return runner::Holders{runner::own_processes(root, zygote->pid(), zygote->workers(), ref,
+        return runner::Holders{runner::own_processes(root, zygote->workers(), ref,
                                                      cpu_group ? cpu_group->procs() : std::vector<pid_t>{}),
                                {zygote->pid(), ref}};
       },

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <cstdlib>
 #include <sstream>
@@ -202,9 +203,8 @@ std::set<unsigned> nvidia_majors() {
 
 }  // namespace
 
-std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference,
+std::vector<pid_t> own_processes(pid_t root, const std::set<pid_t>& workers, pid_t reference,
                                  const std::vector<pid_t>& group) {
-  (void)zygote;  // its orphans are never a living candidate's (proctree.hpp)
   std::set<pid_t> skip = workers;  // the reference and what is below it are never the candidate's (rt20)
   if (reference > 1) skip.insert(reference);
   std::vector<pid_t> own = candidate_processes(root, 0, skip);
@@ -250,14 +250,15 @@ DevicePredicate nvidia_devices() {
 
 std::vector<std::string> foreign_gpu_holders(pid_t root, pid_t zygote, const std::set<pid_t>& workers,
                                              pid_t reference, bool with_root, const DevicePredicate& is_device) {
-  const std::vector<pid_t> mine = own_processes(root, zygote, workers, reference);
+  const std::vector<pid_t> mine = own_processes(root, workers, reference);
   std::vector<std::string> found;
   const pid_t self = ::getpid();
-  const auto table = process_table();
+  std::optional<std::map<pid_t, ProcEntry>> table;  // read for a holder's parent only (rare)
   auto name = [&](pid_t p) {
-    const auto e = table.find(p);
+    if (!table) table = process_table();
+    const auto e = table->find(p);
     return "pid " + std::to_string(p) + " (" + comm_of(p) +
-           (e != table.end() ? ", parent " + std::to_string(e->second.ppid) : std::string()) + ")";
+           (e != table->end() ? ", parent " + std::to_string(e->second.ppid) : std::string()) + ")";
   };
   // The worker's own descriptions: a child forked from the worker shares them without having a
   // context of its own (CUDA cannot be used after a fork), so only files it opened itself count.

@@ -33,7 +33,7 @@ std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep
 /// process group, never the workers in `workers` but `root`, nor `reference`, nor what is below
 /// them. Plus `group`: the members of the candidate's control group (CPU,
 /// runner::CpuGroup::procs), which stay its whatever their parent or session (red teams rt20 and
-/// rt21). Sorted, no duplicates. The orphans re-parented to `zygote` never count: a candidate's
+/// rt21). Sorted, no duplicates. The orphans re-parented to the zygote never count: a candidate's
 /// worker is a child subreaper (zygote.keep_orphans), so what a living candidate started is below
 /// its worker; an orphan below the zygote is a dead worker's. Session 13 counted them while one
 /// candidate ran: red team rt23 then left fork-walking processes behind a worker that exited,
@@ -42,7 +42,7 @@ std::vector<pid_t> bystander_processes(pid_t zygote, const std::set<pid_t>& keep
 /// group (CPU, CpuGroup's cgroup.kill) or by the zygote's sweep when it is reaped. Each worker
 /// leads a session of its own, so no other candidate's process can join its process group (red
 /// team rt20 did, with setpgid, when all workers shared one).
-std::vector<pid_t> own_processes(pid_t root, pid_t zygote, const std::set<pid_t>& workers, pid_t reference,
+std::vector<pid_t> own_processes(pid_t root, const std::set<pid_t>& workers, pid_t reference,
                                  const std::vector<pid_t>& group = {});
 
 /// Whether a file (stat of an open file) is a GPU device.
@@ -61,7 +61,7 @@ DevicePredicate nvidia_devices();
 /// of the worker shares does not count: CUDA cannot be used after a fork). A process whose open
 /// files or memory map /proc will not show kgym (it made itself non-dumpable while kgym is not
 /// root), or whose files kcmp may not compare, counts too. The candidate's processes are
-/// own_processes(root, zygote, workers, reference): those below `root` or in its process group.
+/// own_processes(root, workers, reference): those below `root` or in its process group.
 /// A candidate's worker is a child subreaper (zygote.keep_orphans), so what the candidate starts
 /// stays below it even after a double fork and setsid; what is left below the zygote belongs to a
 /// worker that died and counts for no one. Before, such orphans counted for whichever candidate

@@ -200,19 +200,19 @@ TEST_F(ProcTree, DiskHoldersAreTheCandidatesOwnNeverTheReferenceNorAnotherCandid
   // The one candidate beside the reference: the orphan is a dead worker's, not its (zygote.
   // keep_orphans; red team rt23's fork walkers were counted against the honest candidate left),
   // and the reference never is (rt20).
-  auto alone = kgym::runner::own_processes(worker, ::getpid(), {worker, reference}, reference);
+  auto alone = kgym::runner::own_processes(worker, {worker, reference}, reference);
   EXPECT_TRUE(has(alone, worker));
   EXPECT_FALSE(has(alone, orphan));
   EXPECT_FALSE(has(alone, reference));
   // Two candidates: it counts for neither.
   const pid_t second = spawn(false);
-  auto two = kgym::runner::own_processes(worker, ::getpid(), {worker, second, reference}, reference);
+  auto two = kgym::runner::own_processes(worker, {worker, second, reference}, reference);
   EXPECT_TRUE(has(two, worker));
   EXPECT_FALSE(has(two, orphan));
   EXPECT_FALSE(has(two, second));
   EXPECT_FALSE(has(two, reference));
   // ... unless the candidate's control group lists it (CPU): then it is this candidate's.
-  auto grouped = kgym::runner::own_processes(worker, ::getpid(), {worker, second, reference}, reference, {orphan});
+  auto grouped = kgym::runner::own_processes(worker, {worker, second, reference}, reference, {orphan});
   EXPECT_TRUE(has(grouped, orphan));
   EXPECT_FALSE(has(grouped, second));
 }
