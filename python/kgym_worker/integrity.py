@@ -390,22 +390,33 @@ def poison_free_memory(device: str, byte: int) -> bool:
 
 
 RELEASE_SLACK_BYTES = 4 << 30  # cached-but-free device memory a worker keeps between requests
+RELEASE_FREE_FRACTION = 0.5  # ... unless the device's free memory is at least this share of it
 
 
 def release_device_memory(device: str, scrub: bool = False) -> bool:
     """Returns the CUDA caching allocator's free blocks to the driver when they exceed
-    ``RELEASE_SLACK_BYTES``, so that the other worker on the device (reference or candidate) can
-    allocate. H200, a KernelBench level-1 ReLU at full size (6.4 GB per tensor): the reference ran
-    out of memory in its first comparison while the candidate's process held 114 GiB, mostly
-    cached by its allocator (task_error for an honest kernel). With ``scrub`` (the reference
-    worker) the blocks are zeroed first, so that no reference output reaches another process
-    through the driver. Small tasks never reach the threshold: nothing changes for them. Never
-    called inside the wall check's sequence (a timed request would then pay the allocations).
-    Returns True when memory was released; False on CPU or below the threshold."""
+    ``RELEASE_SLACK_BYTES`` and the device's free memory (``cudaMemGetInfo``: every process) is
+    below ``RELEASE_FREE_FRACTION`` of its total, so that the other worker on the device
+    (reference or candidate) can allocate. H200, a KernelBench level-1 ReLU at full size (6.4 GB
+    per tensor): the reference ran out of memory in its first comparison while the candidate's
+    process held 114 GiB, mostly cached by its allocator (task_error for an honest kernel). While
+    half the device is free the blocks are kept: each worker's next request then reuses them
+    instead of paying ``cudaFree`` and ``cudaMalloc`` for every multi-GB tensor (session 15, H200:
+    the full-size ReLU's candidate process spent 7.6 s in ``empty_cache`` in one verdict), and
+    either worker's next request still has half the device (a full-size level-1 request needs at
+    most about 50 GB). With ``scrub`` (the reference worker) released blocks are zeroed first,
+    so that no reference output reaches another process through the driver (kept blocks stay
+    in the reference's process). Small tasks never reach the threshold: nothing changes for them.
+    Never called inside the wall check's sequence (a timed request would then pay the
+    allocations). Returns True when memory was released; False on CPU, below the slack, or with
+    half the device free."""
     if not device.startswith("cuda"):
         return False
     slack = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
     if slack < RELEASE_SLACK_BYTES:
+        return False
+    free, total = torch.cuda.mem_get_info()
+    if free >= RELEASE_FREE_FRACTION * total:
         return False
     if scrub:
         poison_free_memory(device, 0)

@@ -695,7 +695,9 @@ class ReferenceWorker:
 
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
-        fresh per-call inputs (the same seeds) as the candidate's round."""
+        fresh per-call inputs (the same seeds) as the candidate's round. On the GPU, with
+        ``own_floor`` (default true), also the baseline's own wall-clock floor
+        (``wall_check_calls``, ``wall_check_ms``, ``wall_check_host_ms``: common.wall_per_call)."""
         task = self.tasks[req["key"]]
         model = task["model"]
         if req["kind"] == "compile":
@@ -706,11 +708,12 @@ class ReferenceWorker:
         try:
             seeds = [int(x) for x in req["seeds"]]
             rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
-            if rec["times_ms"] and self.device.startswith("cuda"):
+            if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
                 # GPU only: on the CPU the judge takes the baselines' synchronous timer as it is
-                # (session 7), and these requests were a quarter of a CPU verdict's time.
+                # (session 7), and these requests were a quarter of a CPU verdict's time. Once
+                # per verdict (``own_floor``: the supervisor asks in the last round only).
                 times = sorted(rec["times_ms"])
                 n = min(100, max(5, math.ceil(float(req.get("wall_target_ms", 20.0)) / max(times[len(times) // 2], 1e-3))))
                 rec["wall_check_calls"] = n

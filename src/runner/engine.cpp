@@ -879,8 +879,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       {
         QuietDevice quiet(quiet_mutex, all_but_reference);
         note_gpu_holders();
+        // The baseline's own wall-clock loop (reference.time, GPU) in the last round only: it
+        // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
+        // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
+        // timing phase (H200, session 15).
         r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
-                           {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms}},
+                           {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
+                           {"own_floor", round == rounds - 1}},
                           {}, eo.timeouts.reference_s, m);
       }
       if (!r) return;

@@ -122,14 +122,14 @@ def test_fingerprint_same_seed_same_value_one_change_differs():
 
 
 def test_word_sums_exact_across_chunks_and_catch_changes(monkeypatch):
-    """The GPU digest, run on the CPU: exact, chunking-independent, and it sees one changed
-    element, a swap and a negation (whose sign-bit flips cancel in arithmetic modulo 2^32)."""
+    """The GPU digest, run on the CPU: exact, independent of the row width (rows of rows, a last
+    partial row, fewer words than a row), and it sees one changed element, a swap and a negation
+    (whose sign-bit flips cancel in arithmetic modulo 2^32)."""
     x = torch.randn(1000) * 1e6
     w = x.view(torch.int16).tolist()
     want = {"sum": sum(w), "weighted_sum": sum((i + 1) * v for i, v in enumerate(w)) % tensors.FINGERPRINT_MOD}
-    for chunk in (64, 999, 1 << 22):
-        monkeypatch.setattr(tensors, "FINGERPRINT_CHUNK", chunk)
-        monkeypatch.setattr(tensors, "_positions", {})
+    for row in (3, 7, 64, 999, 2048, 1 << 22):
+        monkeypatch.setattr(tensors, "FINGERPRINT_ROW", row)
         assert tensors._word_sums(x) == want
         y = x.clone()
         y[500] = torch.nextafter(y[500], torch.tensor(1e30))
@@ -205,7 +205,7 @@ def test_gpu_regeneration_and_word_sums(tmp_path):
     a = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
     b = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
     assert a[0].is_cuda and tensors.fingerprint(a) == tensors.fingerprint(b)
-    big = torch.randn(3 * tensors.FINGERPRINT_CHUNK + 5, device="cuda:0")
+    big = torch.randn(3 * tensors.FINGERPRINT_ROW ** 2 + 5, device="cuda:0")
     assert tensors._word_sums(big) == tensors._word_sums(big.cpu())
     ref = ReferenceWorker("cuda:0", str(tmp_path))
     assert ref.load_task({"key": "k", "source": TASK, "scale": 1.0, "init_seed": 1}, [])["ok"]
