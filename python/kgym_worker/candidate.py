@@ -403,13 +403,25 @@ class CandidateExecutor:
         make_args, seed = self._make_args, int(req["seed"])
         if req.get("layout") is not None and self._shared.buf is not None:
             layout, shared = req["layout"], self._shared  # the inputs come from the shared file
-            make_args = lambda s: common.seed_all(s) or shared.args(layout[s - seed])  # noqa: E731
+            make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
+        guard = common.HarnessGuard()
         host_ms = common.wall_calls(self.model, make_args, seed, int(req["n"]),
                                     bool(req.get("call", True)), self.device,
                                     sync_each=bool(req.get("sync_each", True)), keep=outs,
                                     arena=self._arena if commit else None,
-                                    commit=fps)
+                                    commit=fps, guard=guard)
         rec = {"ok": True, "host_ms": host_ms}
+        # What the per-call checks found (replaced loop functions, outputs in an input's storage),
+        # and, in the untimed request, the full fingerprint of the trusted functions: a
+        # replacement left in place from a timed request is found in the next one (red team rt24).
+        tampered = list(guard.hits)
+        if guard.aliased:
+            tampered.append(f"{guard.aliased} wall-check call(s) returned an output whose storage overlaps an "
+                            "input (an in-place result); every call must return new storage")
+        if not req.get("call", True):
+            tampered += self._tampered()
+        if tampered:
+            rec["tampered"] = tampered
         if not req.get("call", True):
             # The untimed request before a timed one: the blocks of the outputs the timed request
             # keeps alive reserved in the caching allocator, no collection left pending for it.
@@ -436,7 +448,7 @@ class CandidateExecutor:
             like = like[0] if len(like) == 1 else like
         commits = common.Commitments() if like is not None else None
         host_ms = common.wall_calls(None, self._make_args, int(req["seed"]), int(req["n"]), False, self.device,
-                                    sync_each=False, commit=commits, stand_in=like)
+                                    sync_each=False, commit=commits, stand_in=like, guard=common.HarnessGuard())
         if commits is not None:
             commits.done()
         return {"ok": True, "host_ms": host_ms}
@@ -479,7 +491,11 @@ class CandidateExecutor:
                 metas.append(tensors.encode(ts[0] if len(ts) == 1 and _type(value) is _Tensor else ts, out_blobs,
                                             self.exports))
         del outs
-        return {"ok": True, "outputs": metas}, out_blobs
+        rec = {"ok": True, "outputs": metas}
+        tampered = self._tampered()  # untimed: the full check, after the timed request
+        if tampered:
+            rec["tampered"] = tampered
+        return rec, out_blobs
 
     def release(self, req, blobs):
         """The outputs exported device to device (``self.exports``) were copied by the reference:

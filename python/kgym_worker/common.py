@@ -125,6 +125,16 @@ def seed_all(seed: int) -> None:
             gen.manual_seed(seed)
 
 
+def unseed() -> None:
+    """The generators seeded from OS entropy, right after an input set was made: what the
+    candidate's code can read of them (``torch.initial_seed()``, a draw) then says nothing about
+    the seed its inputs came from. Cases repeat a seed, timed calls draw fresh ones and the wall
+    check's requests use consecutive ones, so the seed told the candidate which phase it was in:
+    under strict a candidate ran ATen compute everywhere but in the op trace's calls (red team
+    rt24: a softmax and a matmul passed)."""
+    seed_all(int.from_bytes(os.urandom(8), "little") >> 1)
+
+
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()
@@ -147,8 +157,9 @@ def make_inputs(module, seed: int, transform: str, device: str, on_device: bool 
             inputs = module.get_inputs()
     else:
         inputs = module.get_inputs()
-    inputs = transform_value(list(inputs), transform)
-    return to_device(inputs, device)
+    inputs = to_device(transform_value(list(inputs), transform), device)
+    unseed()
+    return inputs
 
 
 def output_tensors(out):
@@ -169,7 +180,14 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
     Per call, outside the window: inputs generated, (GPU) persisting-L2 limit reset to 0 and L2
     flushed with >= 2x its size, device synchronized, threads counted. Window: start event, call,
     ``torch.cuda.synchronize()`` (device-wide), end event. After: the persisting-L2 limit must
-    still be 0, no new thread may be alive, ``guard()`` (identity checks) must return [].
+    still be 0, no new thread may be alive, the loop's own functions unchanged
+    (``HarnessGuard.check``), the output's storage apart from the inputs', and, for the calls in
+    ``keep``, the inputs bitwise unchanged (their fingerprints before and after the call): the
+    call contract of the correctness cases holds in every timed call (red team rt24: a ReLU that
+    worked in place and returned its input outside the cases passed at 1.5x to 2.2x).
+    ``guard()`` (the full fingerprint of the trusted functions, about 1 ms of Python) runs once,
+    after the last call: run after every call it left each CPU call cache-cold while eager's loop
+    ran warm (red team rt24). What it or the checks find goes to ``rec["tampered"]``.
     ``opts``: warmup, min_calls, max_calls, budget_ms, target_spread, l2_flush."""
     from . import integrity
     cuda = device.startswith("cuda")
@@ -188,6 +206,9 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
            "l2_persist_violations": 0, "threads_leaked": 0, "thread_detail": "", "tampered": []}
     kept = {}
     times = rec["times_ms"]
+    hg = HarnessGuard()
+    aliased, mutated = [], []
+    from . import tensors
     with torch.no_grad():
         for i in range(warmup):
             fn(*make_args(seeds[i]))
@@ -200,6 +221,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             end = torch.cuda.Event(enable_timing=True)
         while len(times) < max_calls:
             args = make_args(seeds[warmup + len(times)])
+            before_fp = tensors.fingerprint(list(args)) if len(times) in keep else None
             if persist is not None and persist_ok:
                 persist.reset()
             if flush is not None:
@@ -218,10 +240,15 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 t0 = time.perf_counter_ns()
                 out = fn(*args)
                 times.append((time.perf_counter_ns() - t0) / 1e6)
+            hg.check()
             # Kept outputs are copied at once, before anything else of the harness runs: work the
             # call left behind (a thread, a stream) has no time to fill the output in later.
             if len(times) - 1 in keep:
                 kept[len(times) - 1] = _keep_copy(out)
+            if overlaps_inputs(out, args):
+                aliased.append(len(times) - 1)
+            if before_fp is not None and tensors.fingerprint(list(args)) != before_fp:
+                mutated.append(len(times) - 1)
             last_out = out
             after = integrity.thread_census()
             leak = integrity.census_leak(before, after)
@@ -232,10 +259,6 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 rec["thread_detail"] = rec["thread_detail"] or leak
             if persist is not None and persist_ok and persist.limit() not in (0, -1):
                 rec["l2_persist_violations"] += 1
-            if guard is not None:
-                bad = guard()
-                if bad:
-                    rec["tampered"] = sorted(set(rec["tampered"]) | set(bad))
             del out, args
             if len(times) >= min_calls:
                 if (time.perf_counter() - began) * 1e3 > budget_ms:
@@ -246,6 +269,14 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 iqr = s[(3 * n) // 4] - s[n // 4]
                 if med > 0 and iqr / med < target:
                     break
+    bad = list(hg.hits) + (guard() if guard is not None else [])
+    if aliased:
+        bad.append(f"timed call(s) {aliased[:8]} returned an output whose storage overlaps an input "
+                   "(an in-place result); every call must return new storage")
+    if mutated:
+        bad.append(f"timed call(s) {mutated[:8]} changed their inputs; inputs must stay unchanged")
+    if bad:
+        rec["tampered"] = sorted(set(rec["tampered"]) | set(bad))
     # The last timed call is always rechecked too: the candidate cannot know in advance where
     # the adaptive stop falls, so outputs that go stale after the first calls are caught.
     if keep and times and (len(times) - 1) not in kept:
@@ -314,7 +345,7 @@ def wall_per_call(fn, make_args, seed: int, n: int, device: str) -> tuple:
     def run(call: bool) -> tuple:
         synchronize(device)
         t0 = time.perf_counter()
-        host = wall_calls(fn, make_args, seed, n, call, device, sync_each=False)
+        host = wall_calls(fn, make_args, seed, n, call, device, sync_each=False, guard=HarnessGuard())
         return (time.perf_counter() - t0) * 1e3, host
     with torch.no_grad():
         calibration = min(run(False)[0] for _ in range(3))
@@ -511,9 +542,30 @@ class OutputArena:
         return copies[0] if type(out) is torch.Tensor else copies
 
 
+def overlaps_inputs(out, args) -> bool:
+    """Whether a tensor of ``out`` (a tensor or a tuple/list of them) shares storage bytes with a
+    tensor of ``args``: O(1) per pair (storage pointers and sizes), no data read."""
+    outs = output_tensors(out) if out is not None else None
+    if not outs:
+        return False
+    spans = []
+    for a in args if isinstance(args, (list, tuple)) else [args]:
+        if type(a) is torch.Tensor and a.numel():
+            st = a.untyped_storage()
+            spans.append((st.data_ptr(), st.data_ptr() + st.nbytes()))
+    for o in outs:
+        if not o.numel():
+            continue
+        st = o.untyped_storage()
+        lo, hi = st.data_ptr(), st.data_ptr() + st.nbytes()
+        if any(lo < b and a < hi for a, b in spans):
+            return True
+    return False
+
+
 def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True,
                keep: list = None, arena: OutputArena = None, commit: "Commitments" = None,
-               stand_in=None) -> float:
+               stand_in=None, guard: "HarnessGuard" = None) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
@@ -527,7 +579,12 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     device-wide sync, so that an output written on a stream the call did not wait for (h01) is
     committed complete, as the recheck later sees it (the caller reads them with ``done``).
     Without ``call``, ``stand_in`` (an output of the task's shape) takes each call's place in
-    ``arena`` and ``commit``: the reference's calibration of the candidate's committed request."""
+    ``arena`` and ``commit``: the reference's calibration of the candidate's committed request.
+    ``guard`` (``HarnessGuard``) is checked right after each call, before the harness touches
+    its output (and as often without calls, so the calibration holds its cost); with a call, an
+    output whose storage overlaps one of its inputs' is counted in ``guard.aliased`` (the
+    contract of every call, not only the correctness cases': red team rt24, an in-place ReLU
+    that returned its input outside the cases passed at 1.5x to 2.2x)."""
     import gc
     gpu = device.startswith("cuda")
     at_once = commit if commit is not None and not gpu else None
@@ -542,6 +599,10 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                     t0 = time.perf_counter()
                     out = fn(*args)
                     host += time.perf_counter() - t0
+                    if guard is not None:
+                        guard.check(arena, commit)
+                        if overlaps_inputs(out, args):
+                            guard.aliased += 1
                     if keep is not None:
                         kept = out if arena is None else arena.store(i, out)
                         keep.append(kept)
@@ -549,8 +610,12 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                             at_once.add(kept)
                         del kept
                     del out
-                elif stand_in is not None and at_once is not None:
-                    at_once.add(stand_in if arena is None else arena.store(i, stand_in))
+                else:
+                    if guard is not None:
+                        guard.check(arena, commit)
+                        overlaps_inputs(stand_in, args)
+                    if stand_in is not None and at_once is not None:
+                        at_once.add(stand_in if arena is None else arena.store(i, stand_in))
                 if sync_each:
                     synchronize(device)
                 del args
@@ -672,6 +737,87 @@ def commitment(out):
     return c.done()[0]
 
 
+_GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between the candidate's calls
+    ("common", "output_tensors"), ("common", "seed_all"), ("common", "unseed"), ("common", "synchronize"),
+    ("common", "make_inputs"), ("common", "to_device"), ("common", "transform_value"),
+    ("common", "launch_cover"), ("common", "_keep_copy"), ("common", "wall_calls"), ("common", "time_calls"),
+    ("common.OutputArena", "store"), ("common.Commitments", "add"),
+    ("common.SharedInputs", "args"), ("common.SharedInputs", "tensor"),
+    ("torch.Tensor", "copy_"), ("torch.Tensor", "clone"), ("torch.cuda", "synchronize"),
+    ("torch.cuda.Event", "record"), ("torch.cuda.Event", "synchronize"), ("torch.cuda.Event", "elapsed_time"),
+    ("time", "perf_counter"), ("time", "perf_counter_ns"))
+_SHADOWABLE = ("store", "add", "done", "args", "tensor")  # instance attributes that would shadow a method
+
+
+def _lookup(owner, attr):
+    """``owner.attr`` without the descriptor protocol for a class's own entry (a staticmethod
+    or function object as stored), else ``getattr``."""
+    if isinstance(owner, type) and attr in owner.__dict__:
+        return owner.__dict__[attr]
+    return getattr(owner, attr)
+
+
+class HarnessGuard:
+    """The functions the timed loops (``time_calls``, ``wall_calls``) call between the
+    candidate's calls, by identity (and, for Python functions, their code object), taken when
+    this module was imported, before any candidate code ran. ``check`` after each call costs a
+    few microseconds (the reference's calibration runs it as often, so the wall check subtracts
+    it), unlike the full fingerprint of every trusted function (about 1 ms of Python, which on
+    the CPU left every timed call cache-cold while eager's loop had none: red team rt24, honest
+    candidates at 0.2x to 0.7x of eager's very operator). A replacement that lives only between
+    two calls, inside one timed request, is what it catches: a candidate that swapped
+    ``OutputArena.store`` and ``SharedInputs.args`` for no-copy versions in its first wall call
+    skipped work the reference's calibration still paid (red team rt24: an eager ReLU passed at
+    2.2x to 3.4x). ``hits`` collects what was found replaced."""
+
+    def __init__(self):
+        self.hits = []
+        self.aliased = 0  # calls whose output storage overlapped an input's (wall_calls, time_calls)
+
+    @staticmethod
+    def _resolve(path: str):
+        root, _, rest = path.partition(".")
+        obj = sys.modules[__name__] if root == "common" else {"torch": torch, "time": time, "hashlib": hashlib}[root]
+        for part in rest.split(".") if rest else []:
+            obj = getattr(obj, part)
+        return obj
+
+    @classmethod
+    def snapshot(cls) -> tuple:
+        items = []
+        for path, attr in _GUARDED_NAMES:
+            try:
+                owner = cls._resolve(path)
+                value = _lookup(owner, attr)
+            except (AttributeError, KeyError):
+                continue
+            func = getattr(value, "__func__", value)
+            items.append((path, attr, owner, value, getattr(func, "__code__", None)))
+        return tuple(items)
+
+    def check(self, *instances) -> bool:
+        """True when every guarded function is the one imported (and ``instances`` shadow none
+        of their methods); else the replaced ones are added to ``hits``."""
+        ok = True
+        for path, attr, owner, value, code in _GUARD_SNAPSHOT:
+            try:
+                now = _lookup(owner, attr)
+            except AttributeError:
+                now = None
+            if now is not value or (code is not None and getattr(getattr(now, "__func__", now), "__code__", None) is not code):
+                ok = False
+                name = f"{path.replace('common', 'kgym_worker.common', 1)}.{attr}"
+                if name not in self.hits:
+                    self.hits.append(name + " replaced during a timed request")
+        for obj in instances:
+            if obj is not None and any(k in getattr(obj, "__dict__", {}) for k in _SHADOWABLE):
+                ok = False
+                label = f"an instance attribute shadows a method of {type(obj).__name__} during a timed request"
+                if label not in self.hits:
+                    self.hits.append(label)
+        return ok
+
+
 def failure(stage: str, exc: BaseException, log: str = "") -> dict:
     """A Failure record (measurement.hpp) for an exception."""
     import traceback
@@ -688,3 +834,6 @@ def failure(stage: str, exc: BaseException, log: str = "") -> dict:
     if log:
         tb = tb + "\n--- build/import log (tail) ---\n" + log[-8000:]
     return {"stage": stage, "type": type(exc).__name__, "message": message, "traceback": tb[-20000:]}
+
+
+_GUARD_SNAPSHOT = HarnessGuard.snapshot()  # at import: in the zygote, before any candidate code

@@ -239,11 +239,27 @@ def input_ops(make) -> set:
 _BASELINE = None  # dispatcher_state() taken in the zygote before any fork (preload_dispatcher)
 
 
+_TORCH_NAMESPACES = None  # operator namespaces torch registered before any candidate code ran
+
+
+def torch_op_namespaces() -> frozenset:
+    """The operator namespaces of torch itself ("aten", "mkldnn", "quantized", "prims", ...):
+    those the dispatcher knew before any candidate code ran (taken in the zygote by
+    ``preload_dispatcher``; in a process without it, now). A namespace the candidate's own
+    ``TORCH_LIBRARY`` defines is never among them."""
+    global _TORCH_NAMESPACES
+    if _TORCH_NAMESPACES is None:
+        _TORCH_NAMESPACES = frozenset(o.split("::", 1)[0] for o in torch._C._dispatch_get_all_op_names())
+    return _TORCH_NAMESPACES
+
+
 def preload_dispatcher() -> None:
     """Takes the dispatcher's state once in the zygote, before any worker is forked, so that each
-    candidate worker's fingerprint starts from it at no cost (0.1 to 0.15 s per worker otherwise)."""
+    candidate worker's fingerprint starts from it at no cost (0.1 to 0.15 s per worker otherwise),
+    and torch's own operator namespaces (``torch_op_namespaces``)."""
     global _BASELINE
     _BASELINE = dispatcher_state()
+    torch_op_namespaces()
 
 
 def dispatcher_state(ops=None) -> dict:
@@ -581,12 +597,25 @@ requires_grad_ retain_grad _version data _fw_primal output_nr _make_dual
 """.split())
 
 
+NON_COMPUTE_NAMESPACES = frozenset({"profiler"})  # torch namespaces whose ops are bookkeeping
+
+
 def aten_category(name: str) -> str:
-    """glue | compute for a profiler op name ("aten::view"); non-ATen names are "other"."""
-    if not name.startswith("aten::"):
+    """glue | compute | other for a profiler op name. ATen ("aten::view"): glue when listed in
+    ATEN_GLUE, else compute. Any other namespace of torch itself (``torch_op_namespaces``:
+    ``mkldnn::_linear_pointwise``, oneDNN's GEMM, ``quantized::``, ``prims::`` ...) is compute
+    too: under strict it passed as the candidate's own code (red team rt24, CPU: a oneDNN matmul
+    and a oneDNN conv+ReLU called through ``torch.ops.mkldnn``). The candidate's own namespace
+    (its ``TORCH_LIBRARY``) and names without a namespace are "other"."""
+    ns, sep, rest = name.partition("::")
+    if not sep:
         return "other"
-    op = name[len("aten::"):].split(".", 1)[0]
-    return "glue" if op in ATEN_GLUE else "compute"
+    if ns == "aten":
+        op = rest.split(".", 1)[0]
+        return "glue" if op in ATEN_GLUE else "compute"
+    if ns in torch_op_namespaces() and ns not in NON_COMPUTE_NAMESPACES:
+        return "compute"
+    return "other"
 
 
 def summarize_aten_ops(names) -> dict:

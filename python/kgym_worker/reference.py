@@ -627,7 +627,8 @@ class ReferenceWorker:
             n, seed = int(req["n"]), int(req["seed"])
             commits, keep = common.Commitments(), []
             common.wall_calls(model, self._timed_inputs(task), seed, n, True, self.device,
-                              sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits)
+                              sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits,
+                              guard=common.HarnessGuard())
             commits.done()
             return {"ok": True}  # (the N kept outputs' memory goes back after the reply: serve)
         like = None
@@ -637,14 +638,14 @@ class ReferenceWorker:
         make_args = self._timed_inputs(task)
         if req.get("shared") and self._shared is not None and len(self._wall_layout) >= n:
             layout, shared = self._wall_layout, self._shared  # the inputs come from the shared file
-            make_args = lambda s: common.seed_all(s) or shared.args(layout[s - seed])  # noqa: E731
+            make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
         arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
         commits = common.Commitments() if like is not None else None
         # As the candidate's request: after each input set, the stand-in output copied into the
         # arena (CPU) and committed to at once; the commitments read back at the end.
         common.wall_calls(None, make_args, seed, n, False, self.device,
                           sync_each=bool(req.get("sync_each", True)), arena=arena, commit=commits,
-                          stand_in=like)
+                          stand_in=like, guard=common.HarnessGuard())  # (its checks' cost, as the candidate's)
         if commits is not None:
             commits.done()
         return {"ok": True}

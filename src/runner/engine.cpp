@@ -919,6 +919,16 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // alternately, so that one slow request cannot lower the floor.
   const auto wall_began = clock::now();
   const bool gpu = worker_device != "cpu";
+  // What the candidate's harness found in a wall request (replaced loop functions, an output in
+  // an input's storage; the full fingerprint in the untimed requests): as a timed call's, a
+  // contract violation (red team rt24). Only strings are taken (the reply is the candidate's).
+  auto note_tampered = [&](const nlohmann::json& header) {
+    if (const auto t = header.find("tampered"); t != header.end() && t->is_array())
+      for (const auto& x : *t)
+        if (x.is_string() && std::find(timing.tampered.begin(), timing.tampered.end(), x.get<std::string>()) ==
+                                 timing.tampered.end())
+          timing.tampered.push_back(x.get<std::string>());
+  };
   const double median = summarize_times(timing.times_ms).median_ms;
   // GPU: up to 1000 calls, so that a call of a few microseconds still adds up to the target: at
   // 100 such calls were 1 to 3 ms read against 10 ms requests, and eager's very operator got
@@ -1065,7 +1075,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         own_calibration.add_calibration(own_ms);
         untimed_began = clock::now();
       }
-      if (!candidate_request(untimed, "during the wall-clock check")) return;
+      auto untimed_reply = candidate_request(untimed, "during the wall-clock check");
+      if (!untimed_reply) return;
+      note_tampered(untimed_reply->header);
       m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
       nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
                                   {"seed", wseed},        {"sync_each", !gpu}, {"commit", true}};
@@ -1138,6 +1150,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         cpu_used_ms += precise;  // every living process by its CPU clock (rt9's helpers hid from ticks)
         cpu_wall_ms += ms;
       }
+      note_tampered(reply->header);
       m.phase_ms["wall_check/timed"] += ms;
       if (ms < wall.timed) host_ms = reply_field(reply->header, "host_ms", 0.0);
       wall.add_timed(ms);
@@ -1159,6 +1172,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       for (int k : picks) indices.push_back(k);
       auto fetched = candidate_request({{"op", "wall_output"}, {"indices", indices}}, "while returning wall-check outputs");
       if (!fetched) return;
+      note_tampered(fetched->header);
       const auto outs = fetched->header.value("outputs", nlohmann::json::array());
       nlohmann::json items = nlohmann::json::array();
       for (std::size_t j = 0; j < picks.size(); ++j) {

@@ -250,7 +250,8 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   if (t.failure) return end(Outcome::runtime_error, Gate::timing, "candidate raised while timed: " + failure_text(*t.failure));
   if (!t.tampered.empty())
     return end(Outcome::contract_violation, Gate::timing,
-               "[tamper] a timed call replaced harness functions or changed precision flags: " + join(t.tampered));
+               "[tamper] a timed call replaced harness functions, changed precision flags or broke the call "
+               "contract: " + join(t.tampered));
   if (t.threads_leaked > 0)
     return end(Outcome::contract_violation, Gate::timing,
                fmt::format("{} timed call(s) left a thread running: {}", t.threads_leaked, t.thread_detail));

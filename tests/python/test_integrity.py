@@ -330,6 +330,14 @@ def test_aten_op_categories():
     for compute in ("aten::relu", "aten::clamp_min", "aten::addmm", "aten::sum", "aten::mul", "aten::where"):
         assert integrity.aten_category(compute) == "compute", compute
     assert integrity.aten_category("kgym::call0") == "other"
+    # torch's other operator namespaces are library compute too (red team rt24: oneDNN's GEMM
+    # through torch.ops.mkldnn passed strict), the profiler's bookkeeping and a namespace torch
+    # did not register (the candidate's own TORCH_LIBRARY) are not
+    for compute in ("mkldnn::_linear_pointwise", "mkldnn::_convolution_pointwise", "quantized::linear",
+                    "prims::mul"):
+        assert integrity.aten_category(compute) == "compute", compute
+    assert integrity.aten_category("profiler::_record_function_enter_new") == "other"
+    assert integrity.aten_category("my_candidate_ops::relu") == "other"
     rec = integrity.summarize_aten_ops(["aten::empty_like", "aten::relu", "aten::relu", "kgym::call0"])
     assert rec["aten_compute_calls"] == 2 and rec["aten_glue_calls"] == 1
     assert rec["aten_ops"][0] == {"name": "aten::relu", "category": "compute", "count": 2}
@@ -527,3 +535,75 @@ def test_a_kernel_whose_origin_claims_torchs_own_files_is_still_tampering():
     finally:
         scope["lib"]._destroy()
     assert fp.changed(full=True) == []
+
+
+def test_every_timed_call_keeps_the_call_contract():
+    """Red team rt24 (C1): outside the correctness cases a ReLU worked in place and returned its
+    input. time_calls now finds an output in an input's storage in any timed call, and a
+    changed input in a rechecked one; eager-like out-of-place calls are clean."""
+    opts = {"warmup": 1, "min_calls": 4, "max_calls": 4, "budget_ms": 1e9, "target_spread": 0.0,
+            "l2_flush": False}
+    make = lambda s: (torch.randn(64, generator=torch.Generator().manual_seed(s)),)  # noqa: E731
+    seeds = list(range(1, 6))
+    rec, _ = common.time_calls(torch.relu, make, seeds, "cpu", opts, keep=[1])
+    assert not rec["tampered"], rec["tampered"]
+    rec, _ = common.time_calls(lambda x: x.relu_(), make, seeds, "cpu", opts, keep=[1])
+    assert any("overlaps an input" in t for t in rec["tampered"]), rec["tampered"]
+    assert any("changed their inputs" in t for t in rec["tampered"]), rec["tampered"]
+
+    def scratch(x):  # a new output, but the input used as scratch space
+        y = torch.relu(x)
+        x.zero_()
+        return y
+    rec, _ = common.time_calls(scratch, make, seeds, "cpu", opts, keep=[2])
+    assert [t for t in rec["tampered"] if "changed their inputs" in t] and \
+        not [t for t in rec["tampered"] if "overlaps" in t], rec["tampered"]
+
+
+def test_harness_guard_finds_a_loop_function_replaced_inside_a_request():
+    """Red team rt24 (T2): in its first wall call a candidate swapped OutputArena.store for a
+    no-copy version (the reference's calibration still paid the copy). The guard, checked after
+    every call of wall_calls, names it; an instance attribute shadowing the method too; nothing
+    when the harness is intact."""
+    arena = common.OutputArena(4, 1024)
+    make = lambda s: (torch.randn(16),)  # noqa: E731
+    clean = common.HarnessGuard()
+    common.wall_calls(torch.relu, make, 1, 4, True, "cpu", keep=[], arena=arena, guard=clean)
+    assert clean.hits == [] and clean.aliased == 0
+    original = common.OutputArena.store
+
+    def patching(x):
+        common.OutputArena.store = lambda self, i, out: out
+        return torch.relu(x)
+    guard = common.HarnessGuard()
+    try:
+        common.wall_calls(patching, make, 1, 3, True, "cpu", keep=[], arena=arena, guard=guard)
+    finally:
+        common.OutputArena.store = original
+    assert any("OutputArena.store" in h for h in guard.hits), guard.hits
+
+    def shadowing(x):
+        arena.store = lambda i, out: out
+        return torch.relu(x)
+    guard = common.HarnessGuard()
+    common.wall_calls(shadowing, make, 1, 2, True, "cpu", keep=[], arena=arena, guard=guard)
+    del arena.store
+    assert any("shadows a method of OutputArena" in h for h in guard.hits), guard.hits
+    guard = common.HarnessGuard()
+    common.wall_calls(lambda x: x.relu_(), make, 1, 3, True, "cpu", keep=[], guard=guard)
+    assert guard.aliased == 3
+
+
+def test_input_generation_leaves_no_seed_to_read():
+    """Red team rt24 (P3): torch.initial_seed() after make_inputs told the evaluation's phases
+    apart (cases repeat a seed, the wall check counts up). The generators are reseeded from OS
+    entropy once the inputs are made; the inputs themselves still follow the seed."""
+    mod = common.load_module_from_memory(
+        "import torch\ndef get_inputs():\n    return [torch.rand(8)]\ndef get_init_inputs():\n    return []\n",
+        "kgym_task_unseed")
+    a = common.make_inputs(mod, 7, "nominal", "cpu")
+    s1 = torch.initial_seed()
+    b = common.make_inputs(mod, 7, "nominal", "cpu")
+    s2 = torch.initial_seed()
+    assert torch.equal(a[0], b[0])
+    assert s1 != 7 and s2 != 7 and s1 != s2

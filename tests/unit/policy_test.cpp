@@ -129,6 +129,20 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.forward = "        y = self.ext.relu_cuda(x)\n        return y.sum(dim=1)\n";
   h = {}; h.forward = "        y = self.ext.relu_cuda(x)\n        return y.reshape(x.shape[0], -1)\n";
   c.push_back({"torch_compute_in_forward", Profile::strict, p, h});
+  // ... names the compute list lacked (red team rt24: each passed strict)
+  p = {}; p.forward = "        y = self.ext.relu_cuda(x)\n        return torch.chain_matmul(y, y)\n";
+  c.push_back({"torch_compute_in_forward", Profile::strict, p, P{}});
+  p = {}; p.forward = "        y = self.ext.relu_cuda(x)\n        return y.masked_fill(y > 1, 0.0)\n";
+  c.push_back({"torch_compute_in_forward", Profile::strict, p, P{}});
+  // ... numpy compute on a DLPack view of the input (red team rt24: a ReLU passed strict); numpy
+  // dtype names and host arithmetic with math stay allowed
+  p = {}; p.prelude = "import numpy as np\n";
+  p.forward = "        y = self.ext.relu_cuda(x)\n        return torch.from_dlpack(np.maximum(np.from_dlpack(y), 0))\n";
+  h = {}; h.prelude = "import numpy as np\nimport math\n";
+  h.forward = "        n = math.prod(x.shape)\n        assert x.dtype == torch.float32 or np.float32\n" + f_default;
+  c.push_back({"torch_compute_in_forward", Profile::strict, p, h});
+  p = {}; p.forward = "        return torch.from_numpy(self.ext.relu_cuda(x).numpy())\n";
+  c.push_back({"torch_compute_in_forward", Profile::strict, p, P{}});
   // nn_layer_in_forward
   p = {}; p.init_extra = "        self.act = nn.ReLU()\n"; p.forward = "        return self.act(self.ext.relu_cuda(x))\n";
   h = {}; h.init_extra = "        self.scale = nn.Parameter(torch.ones(1))\n";
@@ -151,6 +165,15 @@ std::vector<RuleCase> rule_cases() {
   p = {}; p.cuda_extra = "#include <cblas.h>\nvoid dotp(const float* a, const float* b, int n, float* out) {"
                          " *out = cblas_sdot(n, a, 1, b, 1); }\n";
   c.push_back({"cpp_library_compute", Profile::strict, p, h});
+  // ... an ATen kernel through the dispatcher's redispatch entry (it skips the profiler's hook:
+  // red team rt24, ReLU, softmax and LayerNorm passed strict), or by schema
+  p = {}; p.cuda_extra = "torch::Tensor r(torch::Tensor a) { return at::redispatch::clamp_min("
+                         "c10::DispatchKeySet(c10::DispatchKey::CPU), a, 0); }\n";
+  c.push_back({"cpp_library_compute", Profile::strict, p, h});
+  p = {}; p.cuda_extra = "torch::Tensor r(torch::Tensor a) { static auto op = c10::Dispatcher::singleton()"
+                         ".findSchemaOrThrow(\"aten::relu\", \"\").typed<at::Tensor(const at::Tensor&)>();"
+                         " return op.call(a); }\n";
+  c.push_back({"cpp_library_compute", Profile::strict, p, h});
   // threads_processes_async: a raw clone system call (red team, 2026-12-01)
   p = {}; p.cuda_extra = "#include <sys/syscall.h>\n#include <unistd.h>\nlong spawn() { return syscall(SYS_clone, 17, 0, 0, 0, 0); }\n";
   h = {}; h.cuda_extra = "long twice(long x) { return 2 * x; }\n";
@@ -160,8 +183,18 @@ std::vector<RuleCase> rule_cases() {
   c.push_back({"library_compiler", Profile::strict, p, P{}});
   // private_torch_internals
   p = {}; p.forward = "        return torch.ops.aten.relu(self.ext.relu_cuda(x))\n";
+  // (an operator namespace is the candidate's own only when its TORCH_LIBRARY defines it)
   h = {}; h.forward = "        return torch.ops.relu_ext.relu(self.ext.relu_cuda(x))\n";
+  h.cuda_extra = "TORCH_LIBRARY(relu_ext, m) { m.def(\"relu\", relu_cuda); }\n";
   c.push_back({"private_torch_internals", Profile::strict, p, h});
+  // ... torch's own namespaces other than aten (red team rt24: oneDNN's GEMM passed strict as
+  // custom code); a FRAGMENT adds to a namespace and defines none
+  p = {}; p.forward = "        return torch.ops.mkldnn._linear_pointwise(x, x, None, 'none', [], '')\n";
+  p.cuda_extra = "TORCH_LIBRARY_FRAGMENT(mkldnn, m) { m.def(\"relu2\", relu_cuda); }\n";
+  c.push_back({"private_torch_internals", Profile::strict, p, h});
+  // ... and torch's private functions
+  p = {}; p.forward = "        return torch._softmax(self.ext.relu_cuda(x), 1, False)\n";
+  c.push_back({"private_torch_internals", Profile::strict, p, P{}});
   // kb_torch_compute_op
   p = {}; p.prelude = "def ref(x):\n    return torch.softmax(x, 1)\n";
   h = {}; h.prelude = "def ref(x):\n    return torch.empty_like(x)\n";
