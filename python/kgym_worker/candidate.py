@@ -417,7 +417,8 @@ class CandidateExecutor:
         tampered = list(guard.hits)
         if guard.aliased:
             tampered.append(f"{guard.aliased} wall-check call(s) returned an output whose storage overlaps an "
-                            "input (an in-place result); every call must return new storage")
+                            "input (an in-place result) or gave an input other storage or layout; every call "
+                            "must return new storage and leave its inputs as they were")
         if not req.get("call", True):
             tampered += self._tampered()
         if tampered:

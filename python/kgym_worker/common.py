@@ -221,6 +221,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
         while len(times) < max_calls:
             args = make_args(seeds[warmup + len(times)])
             snapshot = _input_snapshot(args) if len(times) in keep else None
+            spans = input_spans(args)
             if persist is not None and persist_ok:
                 persist.reset()
             if flush is not None:
@@ -244,7 +245,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             # call left behind (a thread, a stream) has no time to fill the output in later.
             if len(times) - 1 in keep:
                 kept[len(times) - 1] = _keep_copy(out)
-            if overlaps_inputs(out, args):
+            if overlaps_inputs(out, spans) or inputs_moved(spans):
                 aliased.append(len(times) - 1)
             if snapshot is not None and not _inputs_unchanged(args, snapshot):
                 mutated.append(len(times) - 1)
@@ -272,7 +273,8 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
     bad = list(hg.hits) + (guard() if guard is not None else [])
     if aliased:
         bad.append(f"timed call(s) {aliased[:8]} returned an output whose storage overlaps an input "
-                   "(an in-place result); every call must return new storage")
+                   "(an in-place result) or gave an input other storage or layout; every call must "
+                   "return new storage and leave its inputs as they were")
     if mutated:
         bad.append(f"timed call(s) {mutated[:8]} changed their inputs; inputs must stay unchanged")
     if bad:
@@ -567,23 +569,42 @@ class OutputArena:
         return copies[0] if type(out) is torch.Tensor else copies
 
 
-def overlaps_inputs(out, args) -> bool:
-    """Whether a tensor of ``out`` (a tensor or a tuple/list of them) shares storage bytes with a
-    tensor of ``args``: O(1) per pair (storage pointers and sizes), no data read."""
+def input_spans(args) -> list:
+    """Taken before a call: per tensor among ``args``, (the tensor, its storage's byte span,
+    (data_ptr, shape, strides, storage offset)). ``overlaps_inputs`` and ``inputs_moved``
+    compare the call's result and the tensors with it: read after the call, a candidate had
+    already given its input a new empty storage (``x.set_()``) and returned the old one as its
+    output (red team rt25: passed at 1.5x to 1.7x)."""
+    spans = []
+    for a in args if isinstance(args, (list, tuple)) else [args]:
+        if type(a) is torch.Tensor:
+            st = a.untyped_storage()
+            spans.append((a, st.data_ptr(), st.data_ptr() + st.nbytes(),
+                          (a.data_ptr(), tuple(a.shape), a.stride(), a.storage_offset())))
+    return spans
+
+
+def overlaps_inputs(out, spans) -> bool:
+    """Whether a tensor of ``out`` (a tensor or a tuple/list of them) shares storage bytes with
+    an input as ``input_spans`` recorded it before the call: O(1) per pair, no data read."""
     outs = output_tensors(out) if out is not None else None
     if not outs:
         return False
-    spans = []
-    for a in args if isinstance(args, (list, tuple)) else [args]:
-        if type(a) is torch.Tensor and a.numel():
-            st = a.untyped_storage()
-            spans.append((st.data_ptr(), st.data_ptr() + st.nbytes()))
     for o in outs:
         if not o.numel():
             continue
         st = o.untyped_storage()
         lo, hi = st.data_ptr(), st.data_ptr() + st.nbytes()
-        if any(lo < b and a < hi for a, b in spans):
+        if any(lo < b and a < hi for _, a, b, _ in spans if b > a):
+            return True
+    return False
+
+
+def inputs_moved(spans) -> bool:
+    """Whether an input tensor was given other storage, shape, strides or offset by the call
+    (``set_``, ``resize_``, ``as_strided_``): a change of the inputs, whatever their values."""
+    for t, _, _, meta in spans:
+        if (t.data_ptr(), tuple(t.shape), t.stride(), t.storage_offset()) != meta:
             return True
     return False
 
@@ -607,7 +628,8 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     ``arena`` and ``commit``: the reference's calibration of the candidate's committed request.
     ``guard`` (``HarnessGuard``) is checked right after each call, before the harness touches
     its output (and as often without calls, so the calibration holds its cost); with a call, an
-    output whose storage overlaps one of its inputs' is counted in ``guard.aliased`` (the
+    output whose storage overlaps one of its inputs' (as they were before the call), or an input
+    given other storage or layout, is counted in ``guard.aliased`` (the
     contract of every call, not only the correctness cases': red team rt24, an in-place ReLU
     that returned its input outside the cases passed at 1.5x to 2.2x)."""
     import gc
@@ -620,13 +642,14 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
         with torch.no_grad():
             for i in range(n):
                 args = make_args(seed + i)
+                spans = input_spans(args) if guard is not None else None
                 if call:
                     t0 = time.perf_counter()
                     out = fn(*args)
                     host += time.perf_counter() - t0
                     if guard is not None:
                         guard.check(arena, commit)
-                        if overlaps_inputs(out, args):
+                        if overlaps_inputs(out, spans) or inputs_moved(spans):
                             guard.aliased += 1
                     if keep is not None:
                         kept = out if arena is None else arena.store(i, out)
@@ -638,7 +661,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                 else:
                     if guard is not None:
                         guard.check(arena, commit)
-                        overlaps_inputs(stand_in, args)
+                        overlaps_inputs(stand_in, spans) or inputs_moved(spans)
                     if stand_in is not None and at_once is not None:
                         at_once.add(stand_in if arena is None else arena.store(i, stand_in))
                 if sync_each:

@@ -638,12 +638,13 @@ def cpu_op_trace(fn, make_args, seeds) -> dict:
     """Runs ``fn`` once per seed under ``torch.profiler`` with CPU activities and lists the ATen
     ops they dispatch (RecordFunction at the dispatcher: ops called from Python and from C++
     extensions alike). Inputs are made before the profiler starts, so every op seen is the
-    candidate's."""
-    import warnings
+    candidate's. Nothing else the candidate's code can read is set around the traced calls: a
+    ``warnings.catch_warnings()`` here told them apart (``warnings.filters[0]``), and under strict
+    a candidate ran ATen ops the static list lacks everywhere else (red team rt25: a softmax, a
+    matmul and a ReLU passed); the profiler's warnings go to the worker's log."""
     from torch.profiler import ProfilerActivity, profile
     args_list = [make_args(s) for s in seeds]
-    with warnings.catch_warnings(), torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
-        warnings.simplefilter("ignore")
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
         for args in args_list:
             fn(*args)
     names = [ev.name() for ev in prof.profiler.kineto_results.events()]

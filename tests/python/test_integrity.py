@@ -555,6 +555,16 @@ def test_every_timed_call_keeps_the_call_contract():
         y = torch.relu(x)
         x.zero_()
         return y
+    def set_storage(x):  # red team rt25: relu in place, the storage returned, the input emptied
+        x.relu_()
+        out = x.detach()
+        x.set_()
+        return out
+    rec, _ = common.time_calls(set_storage, make, seeds, "cpu", opts, keep=[])
+    assert any("overlaps an input" in t for t in rec["tampered"]), rec["tampered"]
+    guard = common.HarnessGuard()
+    common.wall_calls(set_storage, make, 1, 3, True, "cpu", keep=[], guard=guard)
+    assert guard.aliased == 3
     rec, _ = common.time_calls(scratch, make, seeds, "cpu", opts, keep=[2])
     assert [t for t in rec["tampered"] if "changed their inputs" in t] and \
         not [t for t in rec["tampered"] if "overlaps" in t], rec["tampered"]
