@@ -310,7 +310,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       ->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--scale", a->scale, "Multiply the task's module-level size constants (ints >= 16) by this")
       ->capture_default_str()->check(CLI::Validator(
-          [](std::string& v) { return std::stod(v) > 0 ? std::string() : std::string("--scale must be > 0"); },
+          [](std::string& v) { return std::stod(v) > 0 ? std::string() : std::string("must be > 0 (a factor for the size constants, e.g. 0.05)"); },
           "POSITIVE"));
   cmd->add_option("--profile,--policy-profile", a->profile,
                   "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md); "

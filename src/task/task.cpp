@@ -1,3 +1,4 @@
+#include <cctype>
 #include "kgym/task.hpp"
 
 #include <fnmatch.h>
@@ -109,10 +110,30 @@ std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string
     bool any = false;
     for (const auto& t : suite.tasks)
       if (task_matches(t, p)) any = true;
-    if (!any)
-      throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task in " +
-                                        suite.root.string() +
-                                        " (ids look like L1/19_ReLU; also L1, L1/19, globs)");
+    if (!any) {
+      // A near miss: the same id but for letter case (L1/19_Relu), named in the message.
+      auto lower = [](std::string v) {
+        for (auto& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        return v;
+      };
+      std::string hint;
+      for (const auto& t : suite.tasks)
+        if (lower(t.id) == lower(p)) hint = "; did you mean '" + t.id + "'?";
+      if (hint.empty() && p.size() > 3 && p[0] == 'L' && p.find('/') != std::string::npos) {
+        const std::string rest = p.substr(p.find('/') + 1);
+        for (const auto& t : suite.tasks)
+          if (t.id.find('/') == std::string::npos && (t.id == rest || t.id.starts_with(rest + "_"))) {
+            hint = "; this suite's ids have no level prefix (--suite names a level folder): use '" + t.id +
+                   "', or pass the folder above it as --suite";
+            break;
+          }
+      }
+      if (suite.tasks.empty())
+        hint = "; the suite holds no task: --suite is the folder that holds level1/, level2/, ... (not a level "
+               "folder itself)";
+      throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task in " + suite.root.string() +
+                                        " (ids look like L1/19_ReLU; also L1, L1/19, globs)" + hint);
+    }
   }
   for (const auto& t : suite.tasks)
     for (const auto& p : patterns)

@@ -16,6 +16,9 @@ expect() {  # expect CODE PATTERN -- command...
 }
 S="$ROOT/examples/suite"; C="$ROOT/examples/candidates"
 expect 2 "matches no task" -- "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/999_Nothing --out "$T/a.jsonl"
+# a near miss in letter case is named; a level folder passed as --suite is explained
+expect 2 "did you mean 'L1/19_ReLU'" -- "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/19_relu --out "$T/a.jsonl"
+expect 2 "no level prefix.*use '19_ReLU'" -- "$KGYM" eval --suite "$S/level1" --candidates "$C" --tasks L1/19 --out "$T/a.jsonl"
 expect 2 "does not exist" -- "$KGYM" eval --suite "$T/no-such-suite" --candidates "$C" --out "$T/a.jsonl"
 expect 2 "does not exist" -- "$KGYM" eval --suite "$S" --candidates "$T/no-such-file.jsonl" --out "$T/a.jsonl"
 expect 2 "needs a suite\|--suite DIR is required" -- "$KGYM" eval --candidates "$C" --out "$T/a.jsonl"
