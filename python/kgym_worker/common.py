@@ -301,12 +301,14 @@ def _inputs_unchanged(args, snapshot) -> bool:
     for a, b in zip(now, snapshot):
         if type(a) is not torch.Tensor or a.shape != b.shape or a.dtype != b.dtype:
             return False
-        if a.numel() and not torch.equal(_byte_view(a), _byte_view(b)):
+        if a.numel() and not torch.equal(bits_view(a), bits_view(b)):
             return False
     return True
 
 
-def _byte_view(t):
+def bits_view(t):
+    """The tensor's bytes as a flat uint8 tensor (contiguous first; bool as it is), for bitwise
+    comparison with ``torch.equal``: NaN equals NaN, -0 differs from +0."""
     flat = t.contiguous().reshape(-1)
     return flat if flat.dtype == torch.bool else flat.view(torch.uint8)
 
@@ -825,7 +827,7 @@ class HarnessGuard:
     @staticmethod
     def _resolve(path: str):
         root, _, rest = path.partition(".")
-        obj = sys.modules[__name__] if root == "common" else {"torch": torch, "time": time, "hashlib": hashlib}[root]
+        obj = sys.modules[__name__] if root == "common" else {"torch": torch, "time": time}[root]
         for part in rest.split(".") if rest else []:
             obj = getattr(obj, part)
         return obj
@@ -854,9 +856,9 @@ class HarnessGuard:
                 now = None
             if now is not value or (code is not None and getattr(getattr(now, "__func__", now), "__code__", None) is not code):
                 ok = False
-                name = f"{path.replace('common', 'kgym_worker.common', 1)}.{attr}"
-                if name not in self.hits:
-                    self.hits.append(name + " replaced during a timed request")
+                label = f"{path.replace('common', 'kgym_worker.common', 1)}.{attr} replaced during a timed request"
+                if label not in self.hits:
+                    self.hits.append(label)
         for obj in instances:
             if obj is not None and any(k in getattr(obj, "__dict__", {}) for k in _SHADOWABLE):
                 ok = False

@@ -1367,7 +1367,7 @@ void Analysis::match_compute_values() {
         if (!on_module && !on_handle) {
           auto s = args.size() >= 2 ? eval_string(args[1]) : std::nullopt;
           if (!s) add("string_attribute_access", n, "getattr with a computed name");
-          else if (kComputeOps.count(*s) || kComputeDunders.count(*s) || *s == "forward" || *s == "__call__")
+          else if (is_compute_op(*s) || kComputeDunders.count(*s) || *s == "forward" || *s == "__call__")
             add("string_attribute_access", n, "getattr(..., \"" + *s + "\")");
         }
       }
@@ -1477,7 +1477,7 @@ void Analysis::match_compute_values() {
         std::string o = text(obj);
         std::string name = resolve(n);
         bool torch_rooted = !name.empty() && name[0] != '.' && aliases_.count(o.substr(0, o.find('.')));
-        if ((kComputeOps.count(attr) || kComputeDunders.count(attr)) && !torch_rooted && o != "self" && o != "cls" &&
+        if ((is_compute_op(attr) || kComputeDunders.count(attr)) && !torch_rooted && o != "self" && o != "cls" &&
             !receiver_harmless(obj) && !exported_.count(attr))
           add("torch_compute_as_value", n, "bound method ." + attr + " used as a value");
       }
@@ -1594,14 +1594,14 @@ void Analysis::match_forward_compute() {
         what = "using namespace " + tk[i + 2].text;
         compute = true;
       } else if (w == "at" && i + 4 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "::" &&
-                 kAtenKernelNamespaces.count(tk[i + 2].text) && kComputeOps.count(tk[i + 4].text)) {
+                 kAtenKernelNamespaces.count(tk[i + 2].text) && is_compute_op(tk[i + 4].text)) {
         // at::cpu::clamp_min / at::native::mm / at::_ops::relu::call: the kernels behind the
         // dispatcher (the run-time op trace does not see them; red team, 2026-11-30).
         what = "at::" + tk[i + 2].text + "::" + tk[i + 4].text;
         gemm = kGemmConvOps.count(tk[i + 4].text) > 0;
         compute = !gemm;
       } else if ((w == "torch" || w == "at") && i + 3 < tk.size() && tk[i + 1].text == "::" && tk[i + 3].text == "(" &&
-          kComputeOps.count(tk[i + 2].text)) {
+          is_compute_op(tk[i + 2].text)) {
         what = w + "::" + tk[i + 2].text;
         gemm = kGemmConvOps.count(tk[i + 2].text) > 0;
         compute = !gemm;

@@ -920,8 +920,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   const auto wall_began = clock::now();
   const bool gpu = worker_device != "cpu";
   // What the candidate's harness found in a wall request (replaced loop functions, an output in
-  // an input's storage; the full fingerprint in the untimed requests): as a timed call's, a
-  // contract violation (red team rt24). Only strings are taken (the reply is the candidate's).
+  // an input's storage; the full fingerprint in the untimed requests) or when the profiler
+  // started: as a timed call's, a contract violation (red team rt24). Only strings are taken
+  // (the reply is the candidate's).
   auto note_tampered = [&](const nlohmann::json& header) {
     if (const auto t = header.find("tampered"); t != header.end() && t->is_array())
       for (const auto& x : *t)
@@ -1259,11 +1260,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       m.phase_ms["profiler_start"] += ms_since(warm_began);
       if (!warmed) return;
       // Every aten operator's kernels against the snapshot (about 0.1 s, outside the lock).
-      if (const auto t = warmed->header.find("tampered"); t != warmed->header.end() && t->is_array())
-        for (const auto& x : *t)
-          if (x.is_string() && std::find(timing.tampered.begin(), timing.tampered.end(), x.get<std::string>()) ==
-                                   timing.tampered.end())
-            timing.tampered.push_back(x.get<std::string>());
+      note_tampered(warmed->header);
     }
     const auto trace_began = clock::now();
     std::optional<Message> tr;
