@@ -156,6 +156,12 @@ struct TimingRecord {
   double wall_check_cpu_ms = 0;
   double wall_check_cpu_wall_ms = 0;
   int wall_check_cores = 0;
+  /// The wall-clock check's requests as the supervisor timed them (ms, whole requests, in the
+  /// order taken; runner::WallCheckSeries): the reference's calibrations, the candidate's own
+  /// calibrations (GPU) and its timed requests with the calls. A baseline's record holds its own
+  /// requests with the calls (GPU, where its floor could bind) in wall_check_timed_ms. A
+  /// diagnostic of the floor's noise; the judge reads only wall_check_ms.
+  std::vector<double> wall_check_calibrations_ms, wall_check_own_calibrations_ms, wall_check_timed_ms;
   /// Median event time (ms) of empty timing windows in the same process (start event,
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).

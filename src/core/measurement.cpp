@@ -154,6 +154,9 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"wall_check_clock", v.wall_check_clock},
        {"wall_check_cpu_ms", v.wall_check_cpu_ms}, {"wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms},
        {"wall_check_cores", v.wall_check_cores},
+       {"wall_check_calibrations_ms", v.wall_check_calibrations_ms},
+       {"wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms},
+       {"wall_check_timed_ms", v.wall_check_timed_ms},
        {"window_overhead_ms", v.window_overhead_ms}};
   put_opt(j, "failure", v.failure);
 }
@@ -185,6 +188,9 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_cpu_ms", v.wall_check_cpu_ms);
   get_if(j, "wall_check_cpu_wall_ms", v.wall_check_cpu_wall_ms);
   get_if(j, "wall_check_cores", v.wall_check_cores);
+  get_if(j, "wall_check_calibrations_ms", v.wall_check_calibrations_ms);
+  get_if(j, "wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms);
+  get_if(j, "wall_check_timed_ms", v.wall_check_timed_ms);
   get_if(j, "window_overhead_ms", v.window_overhead_ms);
 }
 

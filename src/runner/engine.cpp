@@ -1207,6 +1207,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timing.wall_check_cpu_wall_ms = cpu_wall_ms;
   }
   timing.wall_check_calls = n_wall;
+  timing.wall_check_calibrations_ms = wall.calibrations;
+  timing.wall_check_own_calibrations_ms = own_calibration.calibrations;
+  timing.wall_check_timed_ms = wall.timeds;
   timing.wall_check_ms = gpu ? runner::candidate_calls_ms(wall, own_calibration) : wall.calls_ms(false);
   // The baselines' floors (GPU): the lesser per call of the supervisor's measure and the
   // reference's own loop (runner::baseline_floor_per_call says why).
@@ -1220,6 +1223,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     const double own = rec->wall_check_calls > 0 ? rec->wall_check_ms / rec->wall_check_calls : 0.0;
     const double per_call = runner::baseline_floor_per_call(baseline_wall[b], n_wall, own);
     rec->wall_check_calls = per_call > 0 ? n_wall : 0;
+    rec->wall_check_timed_ms = baseline_wall[b].timeds;
     rec->wall_check_ms = per_call * n_wall;
   }
   timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
