@@ -717,8 +717,9 @@ class ReferenceWorker:
                 # per verdict (``own_floor``: the supervisor asks in the last round only).
                 times = sorted(rec["times_ms"])
                 n = min(100, max(5, math.ceil(float(req.get("wall_target_ms", 20.0)) / max(times[len(times) // 2], 1e-3))))
-                rec["wall_check_calls"] = n
                 per_call, host = common.wall_per_call(model, make_args, seeds[-1] ^ 0x5A5A, n, self.device)
+                # (none when inconclusive: the supervisor then measures the floor itself)
+                rec["wall_check_calls"] = n if per_call > 0 else 0
                 rec["wall_check_ms"] = per_call * n
                 rec["wall_check_host_ms"] = host
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here

@@ -116,13 +116,20 @@ inline double candidate_calls_ms(const WallCheckSeries& reference, const WallChe
 ///    pays the allocation of the N kept outputs (a ReLU's eager floor read 7.9 ms against 3.1 ms
 ///    of events);
 ///  - `own_per_call_ms`: the reference's own back-to-back loop (common.wall_per_call; 0 when
-///    missing), which charges the module call's host time that the candidate's floor does not (an
-///    identical 256x256 matmul got 1.28x).
-/// Either missing: no floor (the baseline's net event time stands).
+///    missing or inconclusive), which charges the module call's host time that the candidate's
+///    floor does not (an identical 256x256 matmul got 1.28x).
+/// The supervisor's measure missing or inconclusive: no floor (the baseline's net event time
+/// stands). The own loop's missing: the supervisor's alone. The own loop is inconclusive only
+/// where the calls are a few percent of its input generation (a few microseconds each), never
+/// where the kept outputs' allocation inflates the supervisor's measure (large outputs, calls of
+/// milliseconds); before, it then read 0.0003 ms per call for eager's 0.012 ms matmul and, as
+/// eager's floor, gave an identical candidate 0.007x (H200, session 16). The candidate cannot
+/// make it inconclusive: its processes are stopped while the reference times.
 inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, double own_per_call_ms) {
-  if (n <= 0 || supervisor.timeds.empty() || !supervisor.conclusive(true) || !(own_per_call_ms > 0)) return 0.0;
+  if (n <= 0 || supervisor.timeds.empty() || !supervisor.conclusive(true)) return 0.0;
   const double by_supervisor = (supervisor.timed - supervisor.calibration) / n;
-  return by_supervisor > 0 ? std::min(by_supervisor, own_per_call_ms) : 0.0;
+  if (!(by_supervisor > 0)) return 0.0;
+  return own_per_call_ms > 0 ? std::min(by_supervisor, own_per_call_ms) : by_supervisor;
 }
 
 /// GPU: whether the supervisor's requests for a baseline's floor (its committed requests with the
@@ -134,13 +141,14 @@ inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, 
 /// matter only when the own loop's per-call time over the factor is above that: a host-bound
 /// baseline (a kernel of a few microseconds). A GPU-bound one (back-to-back calls as long as its
 /// event times: every full-size level-1 row on the H200) skips them, about 0.1 to 0.5 s a
-/// verdict there (session 13, "wall_check/baselines"); a missing own loop means no floor at all.
+/// verdict there (session 13, "wall_check/baselines"). A missing own figure (its loop
+/// inconclusive, calls of a few microseconds) is no bound: the supervisor measures.
 /// Skipped, the baseline keeps the own loop's figure as its floor: it cannot raise the baseline's
 /// time, and the judge still has a floor to compare with a candidate taken by its own (one basis).
 /// Times in ms.
 inline bool baseline_floor_can_bind(double own_per_call_ms, double median_ms, double window_overhead_ms,
                                     double floor_factor) {
-  if (!(own_per_call_ms > 0)) return false;
+  if (!(own_per_call_ms > 0)) return true;  // no own figure (inconclusive): only the supervisor's
   if (!(median_ms > 0) || !(floor_factor > 0)) return true;  // nothing to bound it by: measure
   return own_per_call_ms / floor_factor > median_ms - std::max(0.0, window_overhead_ms);
 }

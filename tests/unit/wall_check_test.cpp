@@ -137,13 +137,21 @@ TEST(WallCheck, BaselineFloorIsTheLesserOfTheTwoMeasures) {
   EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 39.5), 5, 3.05), 3.05);
 }
 
-TEST(WallCheck, BaselineGetsNoFloorWhenAMeasureIsMissingOrInconclusive) {
+TEST(WallCheck, BaselineGetsNoFloorWhenTheSupervisorsMeasureIsMissingOrInconclusive) {
   using kgym::runner::baseline_floor_per_call;
   EXPECT_EQ(baseline_floor_per_call(gpu_series(100, 0.5), 10, 0.05), 0.0);  // calls 0.5% of the request
-  EXPECT_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.0), 0.0);     // no own loop
   kgym::runner::WallCheckSeries none;
   none.clear();
   EXPECT_EQ(baseline_floor_per_call(none, 100, 0.041), 0.0);  // no baseline request served
+}
+
+TEST(WallCheck, WithoutTheOwnLoopsFigureTheSupervisorsMeasureIsTheFloor) {
+  using kgym::runner::baseline_floor_per_call;
+  // H200, session 16: eager's own loop was inconclusive at 256x256 (0.0003 ms per call against
+  // 0.012 ms of events); the supervisor's measure (3 ms over 100 calls) is the floor alone.
+  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.0), 0.03);
+  // ... unless it is inconclusive too.
+  EXPECT_EQ(baseline_floor_per_call(gpu_series(100, 0.5), 10, 0.0), 0.0);
 }
 
 TEST(WallCheck, ABaselineFloorIsMeasuredOnlyWhereItCanBind) {
@@ -156,8 +164,9 @@ TEST(WallCheck, ABaselineFloorIsMeasuredOnlyWhereItCanBind) {
   // The window overhead lowers the net time the floor has to beat.
   EXPECT_TRUE(baseline_floor_can_bind(0.1, 0.1, 0.02, 1.1));
   EXPECT_FALSE(baseline_floor_can_bind(0.1, 0.1, 0.0, 1.1));
-  // No own loop: no floor, nothing to measure. No median or factor: measured.
-  EXPECT_FALSE(baseline_floor_can_bind(0.0, 0.006, 0.012, 1.1));
+  // No own figure (inconclusive): nothing bounds the floor, so the supervisor measures. No
+  // median or factor: measured.
+  EXPECT_TRUE(baseline_floor_can_bind(0.0, 0.006, 0.012, 1.1));
   EXPECT_TRUE(baseline_floor_can_bind(0.041, 0.0, 0.012, 1.1));
   EXPECT_TRUE(baseline_floor_can_bind(0.041, 0.006, 0.012, 0.0));
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 16 GPU run 1: session 15's review commit on the H200 (pytest: zygote, fastcompare,
+# Session 16 GPU runs 1 and 2. MICRO=1: the wall check's harness cost per call (bench/harness_percall.py).
+# PART=1: session 15's review commit (run 1) and the floor fixes (run 2) on the H200 (pytest: zygote, fastcompare,
 # devicecopy, case inputs; GPU hacks and adversarial evals with their expectations), then the
 # floor diagnostic: eager's very matmul alone, with a forked busy child, with a forked idle child,
 # and rt2_sigstop_reference, three copies each, one job, with the wall check's raw requests
@@ -10,6 +11,13 @@ R=$OUT/r; mkdir -p $R
 pack() { (cd $OUT && tar czf res.tgz r); }
 uname -r > $R/kernel.txt; git log --oneline -1 > $R/commit.txt 2>/dev/null
 S=examples/suite
+if [ "${MICRO:-0}" = 1 ]; then
+timeout 120 python3 bench/harness_percall.py --task examples/suite/level1/1_Square_matrix_multiplication_.py --n 500 --reps 7 \
+  --out $R/percall_matmul.json > $R/percall_matmul.txt 2>&1; cat $R/percall_matmul.txt
+timeout 60 python3 bench/harness_percall.py --task examples/suite/level1/19_ReLU.py --n 500 --reps 7 \
+  --out $R/percall_relu.json > $R/percall_relu.txt 2>&1; cat $R/percall_relu.txt
+pack
+fi
 if [ "${PART:-1}" = 1 ]; then
 (cd tests/python && PYTHONPATH=../../python timeout 150 python3 -m pytest -q test_zygote.py test_fastcompare.py test_devicecopy.py test_case_inputs.py > $R/pytest.log 2>&1; echo "pytest exit=$?" >> $R/pytest.log)
 tail -3 $R/pytest.log; pack
