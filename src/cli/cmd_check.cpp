@@ -19,11 +19,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// One source to check. `code` empty (or "None") means the row carries no candidate.
+/// One source to check. `code` empty (or "None") means there is no candidate (`kgym eval` gives
+/// no_candidate): normal in a .jsonl row (CUDA-L1 has such rows), a failed check for a .py file
+/// (exit code 1: an empty file is not a candidate that passes).
 struct CheckInput {
   std::string id;
   std::string code;
   std::string reference;
+  bool row = false;  ///< from a .jsonl file
 };
 
 std::string read_text(const fs::path& path) {
@@ -71,6 +74,7 @@ std::vector<CheckInput> read_jsonl(const fs::path& path) {
       id = level.empty() ? task : "L" + level + "/" + task;
     }
     c.id = id.empty() ? path.filename().string() + ":" + std::to_string(number) : id;
+    c.row = true;
     out.push_back(std::move(c));
   }
   return out;
@@ -122,14 +126,16 @@ void add_check_command(CLI::App& app, int& exit_code) {
     if (opts->format != "text" && opts->format != "jsonl")
       throw Error(ErrorKind::usage, "unknown --format '" + opts->format + "': use text or jsonl");
     auto inputs = read_inputs(opts->path);
-    int rejected = 0, checked = 0, empty = 0;
+    int rejected = 0, checked = 0, empty = 0, empty_files = 0;
     for (const auto& in : inputs) {
       if (no_candidate(in.code)) {
         ++empty;
+        if (!in.row) ++empty_files;
         if (opts->format == "jsonl")
           std::cout << nlohmann::json{{"id", in.id}, {"candidate", false}}.dump() << "\n";
         else
-          std::cout << in.id << ": no candidate\n";
+          std::cout << in.id << ": no candidate"
+                    << (in.row ? "" : " (the file is empty: `kgym eval` gives no_candidate; write a ModelNew)") << "\n";
         continue;
       }
       policy::PolicyContext ctx;
@@ -170,7 +176,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
     }
     if (opts->format == "text")
       std::cout << checked << " checked, " << rejected << " rejected, " << empty << " without candidate\n";
-    exit_code = rejected > 0 ? kExitFindings : kExitOk;
+    exit_code = rejected > 0 || empty_files > 0 ? kExitFindings : kExitOk;
   });
 }
 

@@ -64,6 +64,11 @@ PY
 [ $rc -eq 0 ] || { cat "$tmp/out"; fail "jsonl rows: exit $rc, want 0"; }
 [ "$(grep -c '"candidate":false' "$tmp/out")" -eq 2 ] || { cat "$tmp/out"; fail "None/null rows must be 'no candidate'"; }
 
+: > "$tmp/syn/empty.py"
+"$kgym" check "$tmp/syn/empty.py" > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/out"; fail "an empty .py file: exit $rc, want 1 (no candidate is not a pass)"; }
+grep -q "the file is empty" "$tmp/out" || { cat "$tmp/out"; fail "an empty .py file: no explanation"; }
+
 "$kgym" check "$tmp/missing.py" > /dev/null 2>&1; rc=$?
 [ $rc -eq 2 ] || fail "missing file: exit $rc, want 2"
 "$kgym" check "$tmp/honest.py" --profile lenient > /dev/null 2>&1; rc=$?

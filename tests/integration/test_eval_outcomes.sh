@@ -26,6 +26,8 @@ for line in open(sys.argv[1]):
     if v["candidate_id"] == "40_LayerNorm/syntax_error.py":  # Python's own words, not only a location
         assert "expected ':'" in v["messages"][0], v["messages"]
         assert v["measurements"]["load"]["failure"]["type"] == "SyntaxError", v["measurements"]["load"]
+    if v["candidate_id"] == "40_LayerNorm/no_model_new.py":  # listed by rule id under --profile off too
+        assert [f["rule_id"] for f in v["policy_findings"]] == ["model_new_missing"], v["policy_findings"]
 print("fields ok")
 PY
 # The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
