@@ -35,7 +35,8 @@ struct Suite {
 Suite load_suite(const std::filesystem::path& dir);
 
 /// Selects tasks by patterns: an exact id ("L1/19_ReLU"), a glob over ids ("L1/1*_*", "*ReLU*"),
-/// a level ("L1", "level1"), or a bare KernelBench number within a level ("L1/19").
+/// a level ("L1", "level1"), a bare KernelBench number within a level ("L1/19"), or a problem's
+/// file name without its level ("19_ReLU": every level's task of that name).
 /// An empty pattern list selects all. Throws Error(input) naming a pattern that matches nothing.
 std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string>& patterns);
 

@@ -59,6 +59,20 @@ const Task* find_numbered(const Suite* suite, int level, long number) {
   return nullptr;
 }
 
+/// The suite's task a row's "task_id" names: its exact id ("L1/19_ReLU"), else the one task that
+/// the short forms --tasks takes name ("L1/19", "19_ReLU"); nullptr for none or several.
+const Task* resolve_task(const Suite& suite, const std::string& id) {
+  if (const Task* exact = suite.find(id)) return exact;
+  if (id.find_first_of("*?[") != std::string::npos) return nullptr;
+  const Task* found = nullptr;
+  for (const auto& t : suite.tasks)
+    if (task_matches(t, id)) {
+      if (found) return nullptr;
+      found = &t;
+    }
+  return found;
+}
+
 std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
                                    const std::vector<std::string>& patterns) {
   std::ifstream in(file);
@@ -110,13 +124,13 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
                                               "{\"task_id\", \"code\", \"candidate_id\"?}, a CUDA-L1 row "
                                               "{\"level_id\", \"task_id\", \"custom_code\", \"ref_code\"}");
       ev.candidate.code = text("code");
-      if (const Task* known = suite ? suite->find(ev.task.id) : nullptr) ev.task = *known;
+      if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) ev.task = *known;
     }
     if (std::string ref = text("ref_code"); !ref.empty()) {
       ev.task.source = ref;
       ev.task.origin = where;
       ev.candidate.ref_code = ref;
-    } else if (const Task* known = suite ? suite->find(ev.task.id) : nullptr) {
+    } else if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) {
       ev.task = *known;
     } else {
       throw Error(ErrorKind::input, where + ": unknown task '" + ev.task.id +
@@ -232,10 +246,22 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
     }
   }
   std::sort(files.begin(), files.end());
+  // A folder named after a task (examples/candidates/19_ReLU) given itself: its files whose stems
+  // name no task are that task's candidates, with the ids its parent folder would give them
+  // ("19_ReLU/honest.py"), as a single file there gets (load_file).
+  const fs::path abs = fs::absolute(dir).lexically_normal();
+  const std::string folder = (abs.has_filename() ? abs : abs.parent_path()).filename().string();
+  auto is_stem = [&](const std::string& name) {
+    return std::any_of(suite->tasks.begin(), suite->tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
+  };
+  const bool task_folder = is_stem(folder);
   for (const auto& [file, level] : files) {
-    const Task& task = task_of_file(file, level, *suite);
+    const bool by_folder = task_folder && level == 0 && !is_stem(file.stem().string());
+    const Task& task = by_folder ? task_of_file(fs::absolute(file).lexically_normal(), -1, *suite)
+                                 : task_of_file(file, level, *suite);
     if (!matches_any(task, patterns)) continue;
-    out.push_back(evaluation_of_file(file, dir, task));
+    out.push_back(by_folder ? evaluation_of_file(fs::absolute(file).lexically_normal(), abs.parent_path(), task)
+                            : evaluation_of_file(file, dir, task));
   }
   return out;
 }

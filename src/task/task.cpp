@@ -100,7 +100,9 @@ bool task_matches(const Task& task, std::string_view pattern_view) {
            (task_stem(task.id) == std::string(m[2]) || task_stem(task.id).starts_with(std::string(m[2]) + "_"));
   if (pattern.find_first_of("*?[") != std::string::npos)
     return fnmatch(pattern.c_str(), task.id.c_str(), 0) == 0;
-  return false;
+  // A problem's file name without its level (19_ReLU): KernelBench's names are unique across
+  // levels, and it is what a user copies from the suite's folder listing.
+  return pattern.find('/') == std::string::npos && task_stem(task.id) == pattern;
 }
 
 std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string>& patterns) {
@@ -132,7 +134,7 @@ std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string
         hint = "; the suite holds no task: --suite is the folder that holds level1/, level2/, ... (not a level "
                "folder itself)";
       throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task in " + suite.root.string() +
-                                        " (ids look like L1/19_ReLU; also L1, L1/19, globs)" + hint);
+                                        " (ids look like L1/19_ReLU; also 19_ReLU, L1, L1/19, globs)" + hint);
     }
   }
   for (const auto& t : suite.tasks)

@@ -41,6 +41,8 @@ TEST(Suite, SelectPatterns) {
   EXPECT_EQ(select_tasks(s, {"level1"}).size(), 4u);
   EXPECT_EQ(select_tasks(s, {"L1/19"}).at(0).id, "L1/19_ReLU");
   EXPECT_EQ(select_tasks(s, {"L1/19_ReLU"}).size(), 1u);
+  EXPECT_EQ(select_tasks(s, {"19_ReLU"}).at(0).id, "L1/19_ReLU");  // the file name, as listed
+  EXPECT_THROW(select_tasks(s, {"19_Relu"}), Error);
   EXPECT_EQ(select_tasks(s, {"*Soft*", "L1/40"}).size(), 2u);
   EXPECT_THROW(select_tasks(s, {"L2"}), Error);
   EXPECT_THROW(select_tasks(s, {"L1/999_Nothing"}), Error);
@@ -64,6 +66,13 @@ TEST(Candidates, DirectoryWithTaskFolders) {
   }
   auto relu = load_evaluations(kExamples / "candidates", &s, {"L1/19"});
   EXPECT_EQ(relu.size(), 4u);
+  // The task's own folder given as --candidates: its task from the folder's name, the same ids.
+  auto folder = load_evaluations(kExamples / "candidates" / "19_ReLU", &s, {});
+  ASSERT_EQ(folder.size(), 4u);
+  for (std::size_t i = 0; i < folder.size(); ++i) {
+    EXPECT_EQ(folder[i].task.id, "L1/19_ReLU");
+    EXPECT_EQ(folder[i].candidate.id, relu[i].candidate.id);
+  }
   EXPECT_THROW(load_evaluations(kExamples / "candidates", nullptr, {}), Error);
 }
 
@@ -93,6 +102,23 @@ TEST(Candidates, KgymJsonl) {
   EXPECT_EQ(evals[1].candidate.id, "kgym_rows.jsonl:3");
   EXPECT_TRUE(evals[1].candidate.empty());
   EXPECT_EQ(evals[1].task.source, s.find("L1/23_Softmax")->source);
+}
+
+TEST(Candidates, JsonlRowsTakeTheShortTaskIdsOfTasks) {
+  // "L1/19" and "19_ReLU" as --tasks takes them (fresh-user run, session 15).
+  Suite s = load_suite(kExamples / "suite");
+  auto p = write_temp("kgym_short.jsonl",
+                      "{\"task_id\": \"L1/19\", \"code\": \"x\"}\n"
+                      "{\"task_id\": \"23_Softmax\", \"code\": \"x\"}\n");
+  auto evals = load_evaluations(p, &s, {});
+  ASSERT_EQ(evals.size(), 2u);
+  EXPECT_EQ(evals[0].task.id, "L1/19_ReLU");
+  EXPECT_EQ(evals[0].candidate.task_id, "L1/19_ReLU");
+  EXPECT_EQ(evals[1].task.id, "L1/23_Softmax");
+  EXPECT_EQ(evals[1].task.source, s.find("L1/23_Softmax")->source);
+  // A pattern of several tasks names none.
+  auto q = write_temp("kgym_level.jsonl", "{\"task_id\": \"L1\", \"code\": \"x\"}\n");
+  EXPECT_THROW(load_evaluations(q, &s, {}), Error);
 }
 
 TEST(Candidates, MalformedLineNamesFileAndLine) {
