@@ -478,8 +478,9 @@ TEST(JudgeIntegrity, WallClockFloorOnTheGpu) {
 
 TEST(JudgeIntegrity, BaselinesGetTheSameWallClockFloor) {
   // A host-bound candidate (GPU 0.02 ms, 0.06 ms per call back to back) against a host-bound
-  // eager baseline (GPU 0.03 ms, 0.12 ms per call): both floors apply, the speedup is 2x, not
-  // the 1.5x of the event times nor the 0.5x of flooring the candidate alone.
+  // eager baseline (GPU 0.03 ms, 0.12 ms per call): both floors apply (0.06 and 0.12 ms), not
+  // the candidate's alone (0.5x). Their 2x is above the event times' 1.5x, and a floor never
+  // raises a speedup (session 16): 1.5x, eager's time on the candidate's basis.
   Measurements m = correct_and_timed(0.02, 0.03);
   m.candidate_timing->wall_check_calls = 100;
   m.candidate_timing->wall_check_ms = 6.6;
@@ -488,8 +489,38 @@ TEST(JudgeIntegrity, BaselinesGetTheSameWallClockFloor) {
   Verdict v = judge(m);
   ASSERT_EQ(v.outcome, Outcome::passed);
   EXPECT_NEAR(*v.runtime_ms, 0.06, 1e-9);
-  EXPECT_NEAR(*v.ref_runtime_ms, 0.12, 1e-9);
-  EXPECT_NEAR(*v.speedup_eager, 2.0, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 1.5, 1e-9);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.09, 1e-9);
+  bool said = false;
+  for (const auto& msg : v.messages) said = said || msg.find("capped at the event times' 1.5x") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A floor below the event times' speedup stands (it only ever lowers one): eager's floor 0.07.
+  m.eager_timing->wall_check_ms = 50 * 0.077;
+  v = judge(m);
+  EXPECT_NEAR(*v.speedup_eager, 0.07 / 0.06, 1e-9);
+}
+
+TEST(JudgeIntegrity, AFloorNeverRaisesASpeedupAboveTheEventTimes) {
+  // H200, session 16: eager's very matmul with a forked busy child (busy_child_a): its events
+  // 0.0255 ms stood (its floor 0.028 / 1.1), eager's floor came out at 0.0675 ms per call
+  // against its 0.025 ms of events and set eager's time: 2.41x. By the event times, 0.98x.
+  Measurements m = correct_and_timed(0.0255, 0.025);
+  m.candidate_timing->wall_check_calls = 2000;
+  m.candidate_timing->wall_check_ms = 2000 * 0.028;
+  m.eager_timing->wall_check_calls = 2000;
+  m.eager_timing->wall_check_ms = 2000 * 0.0675 * 1.1;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.0255, 1e-9);
+  EXPECT_NEAR(*v.speedup_eager, 0.025 / 0.0255, 1e-9);
+  // A timer that lies (events 0.001 ms) is still taken by its floor: the events' bound is far
+  // above and the floors decide.
+  m.candidate_timing->times_ms.assign(10, 0.001);
+  m.eager_timing->wall_check_ms = 2000 * 0.028;
+  v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  EXPECT_NEAR(*v.runtime_ms, 0.028 / 1.1, 1e-9);
+  EXPECT_LE(*v.speedup_eager, 1.0 + 1e-9);
 }
 
 TEST(JudgeIntegrity, ACandidateTakenByItsFloorIsComparedWithTheBaselinesFloor) {
