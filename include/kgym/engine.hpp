@@ -97,4 +97,10 @@ class Engine {
   std::unique_ptr<Impl> impl_;
 };
 
+/// Python's own message for a candidate that does not parse ("line 9, column 24: expected ':':
+/// def forward(self, x)"), from `python -I -S` compiling the source (compile only: nothing of it
+/// runs); std::nullopt when Python compiles it, or cannot be asked within 10 s. `kgym eval` and
+/// `kgym check` both report it, so that they describe a syntax error alike.
+std::optional<std::string> python_syntax_error(const std::string& python, const std::string& code);
+
 }  // namespace kgym

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "kgym/error.hpp"
+#include "kgym/engine.hpp"
 #include "kgym/policy.hpp"
 
 namespace kgym::cli {
@@ -97,6 +98,13 @@ std::vector<CheckInput> read_inputs(const fs::path& path) {
   return {{path.filename().string(), read_text(path), ""}};
 }
 
+/// Python's own words for a syntax error, as `kgym eval` reports them ("\n    Python: line 2,
+/// column 15: '(' was never closed"); "" when Python compiles the source or cannot be asked.
+std::string python_says(const std::string& code) {
+  const auto says = python_syntax_error("python3", code);
+  return says ? "\n    Python: " + *says : "";
+}
+
 bool no_candidate(const std::string& code) {
   auto first = code.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return true;
@@ -145,6 +153,14 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ctx.preprocess_cxx = !opts->no_preprocess;
       auto t0 = std::chrono::steady_clock::now();
       auto report = policy::check_candidate(in.code, ctx);
+      if (*profile == policy::Profile::off && report.parsed) {
+        // `kgym eval` rejects a candidate without ModelNew under every profile (policy_rejected,
+        // at load): the check says so under --profile off too (fresh-user run, session 16).
+        policy::PolicyContext located = ctx;
+        located.profile = policy::Profile::strict;
+        for (const auto& f : policy::check_candidate(in.code, located).findings)
+          if (f.rule_id == "model_new_missing") report.findings.push_back(f);
+      }
       double check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++checked;
       if (report.rejected()) ++rejected;
@@ -162,7 +178,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
           if (f.rule_id == "syntax_error") {
             std::cout << in.id << ": DOES NOT PARSE (" << policy::to_string(*profile) << "; `kgym eval` gives build_failed)\n"
                       << "  " << in.id << ":" << f.line << ":" << f.column << ": " << f.message
-                      << (f.snippet.empty() ? "" : "  | " + f.snippet) << "\n";
+                      << (f.snippet.empty() ? "" : "  | " + f.snippet) << python_says(in.code) << "\n";
             break;
           }
         ++rejected;
@@ -172,7 +188,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
                 << ", " << report.findings.size() << " finding" << (report.findings.size() == 1 ? "" : "s") << ")\n";
       for (const auto& f : report.findings)
         std::cout << "  " << in.id << ":" << f.line << ":" << f.column << ": " << policy::to_string(f.severity) << " ["
-                  << f.rule_id << "] " << f.message << (f.snippet.empty() ? "" : "  | " + f.snippet) << "\n";
+                  << f.rule_id << "] " << f.message << (f.snippet.empty() ? "" : "  | " + f.snippet)
+                  << (f.rule_id == "syntax_error" ? python_says(in.code) : "") << "\n";
     }
     if (opts->format == "text")
       std::cout << checked << " checked, " << rejected << " rejected, " << empty << " without candidate\n";

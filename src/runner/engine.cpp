@@ -187,37 +187,6 @@ void add_unique(std::vector<std::string>& into, const std::vector<std::string>& 
     if (std::find(into.begin(), into.end(), line) == into.end()) into.push_back(line);
 }
 
-/// Python's own message for a candidate that kgym's parser rejects ("line 9, column 24: expected
-/// ':': def forward(self, x)"), from `python -I -S` compiling the source (compile only: nothing of
-/// it runs); std::nullopt when Python compiles it, or cannot be asked within 10 s.
-std::optional<std::string> python_syntax_error(const std::string& python, const std::string& code) {
-  std::string tmpl = (fs::temp_directory_path() / "kgym-syntax-XXXXXX").string();
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return std::nullopt;
-  for (std::size_t off = 0; off < code.size();) {
-    const ssize_t w = ::write(fd, code.data() + off, code.size() - off);
-    if (w <= 0) break;
-    off += static_cast<std::size_t>(w);
-  }
-  ::close(fd);
-  static const char* kScript =
-      "import sys\n"
-      "src = open(sys.argv[1], 'rb').read()\n"
-      "try:\n"
-      "    compile(src, 'candidate.py', 'exec', dont_inherit=True)\n"
-      "except SyntaxError as e:\n"
-      "    text = (e.text or '').strip()\n"
-      "    print(f'line {e.lineno}, column {e.offset}: {e.msg}' + (f': {text[:120]}' if text else ''))\n"
-      "except (ValueError, MemoryError, RecursionError) as e:\n"
-      "    print(f'{type(e).__name__}: {e}'[:300])\n";
-  const ProcessResult r = run_process({python, "-I", "-S", "-c", kScript, tmpl}, 10000, 1 << 16);
-  ::unlink(tmpl.c_str());
-  std::string out = r.out;
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (!r.ok() || out.empty()) return std::nullopt;
-  return out;
-}
-
 /// The value of environment variable `name` when it is one of `allowed` ("" when unset); else
 /// Error(usage) naming the variable and the values it takes (a fresh user's KGYM_SANDBOX=maybe
 /// ran silently with the default).
@@ -271,6 +240,36 @@ Failure process_failure(const runner::ExitStatus& st, std::string message) {
 }
 
 }  // namespace
+
+// (engine.hpp)
+std::optional<std::string> python_syntax_error(const std::string& python, const std::string& code) {
+  std::string tmpl = (fs::temp_directory_path() / "kgym-syntax-XXXXXX").string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return std::nullopt;
+  for (std::size_t off = 0; off < code.size();) {
+    const ssize_t w = ::write(fd, code.data() + off, code.size() - off);
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  ::close(fd);
+  static const char* kScript =
+      "import sys\n"
+      "src = open(sys.argv[1], 'rb').read()\n"
+      "try:\n"
+      "    compile(src, 'candidate.py', 'exec', dont_inherit=True)\n"
+      "except SyntaxError as e:\n"
+      "    text = (e.text or '').strip()\n"
+      "    print(f'line {e.lineno}, column {e.offset}: {e.msg}' + (f': {text[:120]}' if text else ''))\n"
+      "except (ValueError, MemoryError, RecursionError) as e:\n"
+      "    print(f'{type(e).__name__}: {e}'[:300])\n";
+  const ProcessResult r = run_process({python, "-I", "-S", "-c", kScript, tmpl}, 10000, 1 << 16);
+  ::unlink(tmpl.c_str());
+  std::string out = r.out;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (!r.ok() || out.empty()) return std::nullopt;
+  return out;
+}
+
 
 struct Engine::Impl {
   EngineOptions options;

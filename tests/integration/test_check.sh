@@ -64,6 +64,11 @@ PY
 [ $rc -eq 0 ] || { cat "$tmp/out"; fail "jsonl rows: exit $rc, want 0"; }
 [ "$(grep -c '"candidate":false' "$tmp/out")" -eq 2 ] || { cat "$tmp/out"; fail "None/null rows must be 'no candidate'"; }
 
+printf 'import torch\nclass Foo(torch.nn.Module):\n    pass\n' > "$tmp/syn/no_model_new.py"
+"$kgym" check "$tmp/syn/no_model_new.py" --profile off > "$tmp/out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "model_new_missing" "$tmp/out" || { cat "$tmp/out"; fail "no ModelNew under --profile off: exit $rc, want 1 with model_new_missing (eval rejects it)"; }
+"$kgym" check "$tmp/syn/bad.py" > "$tmp/out" 2>&1
+grep -q "Python: line 2, column" "$tmp/out" || { cat "$tmp/out"; fail "a syntax error without Python's own words (eval gives them)"; }
 : > "$tmp/syn/empty.py"
 "$kgym" check "$tmp/syn/empty.py" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || { cat "$tmp/out"; fail "an empty .py file: exit $rc, want 1 (no candidate is not a pass)"; }

@@ -97,6 +97,20 @@ if python3 -c "import matplotlib" 2>/dev/null; then
   echo "html ok"
 fi
 
+# 5b) any candidates judged into a run directory leave their rows there, so the run can be
+# re-judged (`--candidates RUN`) with the same candidate ids
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates/19_ReLU/honest.py" \
+  --profile off --cases 2 --run-dir "$T/files" -q > /dev/null
+test -s "$T/files/candidates.jsonl"
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$T/files" --profile off --cases 2 \
+  --out "$T/rejudged.jsonl" -q > /dev/null
+python3 - "$T/files/verdicts.jsonl" "$T/rejudged.jsonl" <<'PY'
+import json, sys
+a, b = ([json.loads(l)["candidate_id"] for l in open(p)] for p in sys.argv[1:])
+assert a == b == ["19_ReLU/honest.py"], (a, b)
+PY
+echo "run-dir rows ok"
+
 # 6) errors: an https endpoint and a missing run are usage/input errors (exit 2)
 set +e
 "$KGYM" generate --model-endpoint https://api.example.com/v1 --model m --suite "$ROOT/examples/suite" --out "$T/x" 2>"$T/err.txt"
