@@ -62,11 +62,14 @@ TEST(Judge, WindowOverheadOfTheReferenceWorkerIsSubtracted) {
   EXPECT_NEAR(*v.runtime_ms, 0.02, 1e-12);
   EXPECT_NEAR(*v.ref_runtime_ms, 0.07, 1e-12);
   EXPECT_NEAR(*v.speedup_eager, 3.5, 1e-9);
-  // A smaller one is: the subtraction is the smaller of the two processes' measurements.
+  // A smaller one is, for the candidate: its subtraction is the smaller of the two processes'
+  // measurements. Eager's medians lose the reference's own (larger) overhead: its windows hold
+  // it (session 16: one subtraction for both left eager 0.0128 ms of window, 2.1x for eager's
+  // very matmul on the H200).
   m.candidate_timing->window_overhead_ms = 0.01;
   v = judge(m);
   EXPECT_NEAR(*v.runtime_ms, 0.04, 1e-12);
-  EXPECT_NEAR(*v.ref_runtime_ms, 0.09, 1e-12);
+  EXPECT_NEAR(*v.ref_runtime_ms, 0.07, 1e-12);
 }
 
 TEST(Judge, WindowOverheadNeverTakesAMedianBelowTheMinimum) {
