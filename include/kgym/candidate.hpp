@@ -26,6 +26,11 @@ struct Candidate {
   bool empty() const;
 };
 
+/// `code` without a leading UTF-8 byte-order mark: Python reads such a file as it is, but the
+/// source compiled from a string is refused ("invalid non-printable character U+FEFF"), so an
+/// honest candidate saved by an editor that writes one was build_failed (red team rt26).
+std::string without_bom(std::string code);
+
 /// A candidate paired with the task it is judged against.
 struct Evaluation {
   Task task;

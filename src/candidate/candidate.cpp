@@ -105,7 +105,7 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
     if (cuda_l1) {
       const int level = row["level_id"].get<int>();
       const long task_number = row["task_id"].get<long>();
-      ev.candidate.code = text("custom_code");
+      ev.candidate.code = without_bom(text("custom_code"));
       const Task* known = find_numbered(suite, level, task_number);
       // The row's ref_code is the reference. Take the suite's name only when it is the same
       // problem (CUDA-L1's task 97 is a cosine-similarity loss, KernelBench's 97 is attention).
@@ -123,7 +123,7 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
         throw Error(ErrorKind::input, where + ": the row has no \"code\" (the candidate's source); a kgym row is "
                                               "{\"task_id\", \"code\", \"candidate_id\"?}, a CUDA-L1 row "
                                               "{\"level_id\", \"task_id\", \"custom_code\", \"ref_code\"}");
-      ev.candidate.code = text("code");
+      ev.candidate.code = without_bom(text("code"));
       if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) ev.task = *known;
     }
     if (std::string ref = text("ref_code"); !ref.empty()) {
@@ -201,7 +201,7 @@ Evaluation evaluation_of_file(const fs::path& file, const fs::path& base, const 
   Evaluation ev{task, Candidate{}};
   ev.candidate.id = fs::relative(file, base).string();
   ev.candidate.task_id = task.id;
-  ev.candidate.code = read_file(file);
+  ev.candidate.code = without_bom(read_file(file));
   return ev;
 }
 
@@ -249,8 +249,9 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
   // A folder named after a task (examples/candidates/19_ReLU) given itself: its files whose stems
   // name no task are that task's candidates, with the ids its parent folder would give them
   // ("19_ReLU/honest.py"), as a single file there gets (load_file).
-  const fs::path abs = fs::absolute(dir).lexically_normal();
-  const std::string folder = (abs.has_filename() ? abs : abs.parent_path()).filename().string();
+  fs::path abs = fs::absolute(dir).lexically_normal();
+  if (!abs.has_filename()) abs = abs.parent_path();  // "19_ReLU/": the same ids as "19_ReLU" (rt26)
+  const std::string folder = abs.filename().string();
   auto is_stem = [&](const std::string& name) {
     return std::any_of(suite->tasks.begin(), suite->tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
   };
@@ -267,6 +268,11 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
 }
 
 }  // namespace
+
+std::string without_bom(std::string code) {
+  if (code.rfind("\xEF\xBB\xBF", 0) == 0) code.erase(0, 3);
+  return code;
+}
 
 bool Candidate::empty() const {
   const std::string t = trim(code);

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "kgym/error.hpp"
+#include "kgym/candidate.hpp"
 #include "kgym/engine.hpp"
 #include "kgym/policy.hpp"
 
@@ -63,8 +64,8 @@ std::vector<CheckInput> read_jsonl(const fs::path& path) {
       if (it == row.end() || it->is_null()) return {};
       return it->is_string() ? it->get<std::string>() : it->dump();
     };
-    if (row.contains("code")) c.code = str("code");
-    else if (row.contains("custom_code")) c.code = str("custom_code");
+    if (row.contains("code")) c.code = without_bom(str("code"));
+    else if (row.contains("custom_code")) c.code = without_bom(str("custom_code"));
     else
       throw Error(ErrorKind::input, path.string() + ":" + std::to_string(number) +
                                         ": no \"code\" or \"custom_code\" field (kgym or CUDA-L1 rows expected)");
@@ -90,12 +91,12 @@ std::vector<CheckInput> read_inputs(const fs::path& path) {
     std::sort(files.begin(), files.end());
     if (files.empty()) throw Error(ErrorKind::input, "no .py files under " + path.string());
     std::vector<CheckInput> out;
-    for (const auto& f : files) out.push_back({fs::relative(f, path).string(), read_text(f), ""});
+    for (const auto& f : files) out.push_back({fs::relative(f, path).string(), without_bom(read_text(f)), ""});
     return out;
   }
   if (!fs::exists(path, ec)) throw Error(ErrorKind::input, path.string() + " does not exist: give a .py file, a directory of them, or a .jsonl file");
   if (path.extension() == ".jsonl") return read_jsonl(path);
-  return {{path.filename().string(), read_text(path), ""}};
+  return {{path.filename().string(), without_bom(read_text(path)), ""}};
 }
 
 /// Python's own words for a syntax error, as `kgym eval` reports them ("\n    Python: line 2,

@@ -1846,6 +1846,13 @@ void Analysis::match_cxx() {
             (s.find(".f16") != std::string::npos || s.find(".bf16") != std::string::npos ||
              s.find(".tf32") != std::string::npos))
           hit("precision_downgrade", "asm \"" + s.substr(0, 40) + "\"");
+        // A symbol's name spelled as a string (adjacent literals joined): a mangled C++ name
+        // (_ZN2at...) or the Python C-API, for an asm label, a weakref or a symbol lookup (red
+        // team rt26: "_ZN2at" "3cpu8_softmax..." reached ATen's kernels past the dispatcher).
+        if (s.rfind("_Z", 0) == 0 || s.find("_ZN") != std::string::npos || s.rfind("PyRun_", 0) == 0 ||
+            s.rfind("PyEval_", 0) == 0 || s.rfind("PyImport_", 0) == 0 || s.rfind("PySys_", 0) == 0 ||
+            s.rfind("PyObject_", 0) == 0 || s.rfind("PyFrame_", 0) == 0)
+          hit("dynamic_code", "a symbol name in a string (\"" + s.substr(0, 40) + "\")");
         continue;
       }
       if (tok.kind != 'i') continue;
@@ -1882,6 +1889,24 @@ void Analysis::match_cxx() {
           tk[i + 1].text == "(")
         hit("dynamic_code", ".attr() (Python attribute access from C++)");
       if (w == "system" && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std") hit("subprocess_system", "std::system");
+      // An asm label binds a declaration to another symbol (`void f(...) __asm__("sgemm_");`: a
+      // BLAS GEMM, ATen's kernels past the dispatcher, PyRun_SimpleString, each under an
+      // innocent name; red team rt26, strict passed), as do `#pragma redefine_extname` and the
+      // weakref/alias attributes. A label follows a declarator (`)`, `]` or a name) and holds a
+      // bare symbol name; an asm statement (inline PTX) starts a statement and holds code.
+      static const Names kAsm = {"asm", "__asm__", "__asm"};
+      static const Names kStatementStart = {"else", "do", "return", "case", "default", "volatile", "goto", "inline"};
+      if (kAsm.count(w) && i > 0 && i + 3 < tk.size() &&
+          (tk[i - 1].text == ")" || tk[i - 1].text == "]" || (tk[i - 1].kind == 'i' && !kStatementStart.count(tk[i - 1].text))) &&
+          tk[i + 1].text == "(" && tk[i + 2].kind == 's' && tk[i + 3].text == ")" && !tk[i + 2].text.empty() &&
+          std::all_of(tk[i + 2].text.begin(), tk[i + 2].text.end(), [](char ch) {
+            return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == '$' || ch == '@';
+          }))
+        hit("dynamic_code", "an asm label (a declaration bound to the symbol \"" + tk[i + 2].text.substr(0, 40) + "\")");
+      if (w == "redefine_extname" && i > 0 && tk[i - 1].text == "pragma") hit("dynamic_code", "#pragma redefine_extname");
+      if ((w == "weakref" || w == "alias" || w == "__weakref__" || w == "__alias__") && i > 1 && i + 2 < tk.size() &&
+          tk[i + 1].text == "(" && tk[i + 2].kind == 's')
+        hit("dynamic_code", "__attribute__((" + w + "(\"...\"))) (a name bound to another symbol)");
       if ((w.rfind("PyRun_", 0) == 0 || w.rfind("PyEval_", 0) == 0 || w.rfind("PyImport_", 0) == 0 ||
            w.rfind("PyFrame_", 0) == 0 || w.rfind("PyThreadState_", 0) == 0 || w.rfind("PyObject_SetAttr", 0) == 0 ||
            w.rfind("PyDict_SetItem", 0) == 0 || w.rfind("PySys_", 0) == 0 || w.rfind("PyModule_", 0) == 0 ||

@@ -643,3 +643,38 @@ TEST(PolicyCorpus, CatalogHacksFireTheirRules) {
 }
 }  // namespace
 }  // namespace kgym::policy
+
+namespace kgym::policy {
+namespace {
+// Red team rt26: a declaration bound to another symbol (an asm label, #pragma redefine_extname,
+// a weakref attribute, a mangled or C-API name in a string) reached a BLAS GEMM, ATen's kernels
+// past the dispatcher and PyRun_SimpleString under innocent names. Inline PTX (asm statements)
+// stays allowed.
+TEST(PolicyCxx, SymbolBindingIsDynamicCodeButInlinePtxIsNot) {
+  auto with = [](const std::string& cuda_extra) {
+    Parts p;
+    p.cuda_extra = cuda_extra;
+    return check(candidate(p), Profile::strict);
+  };
+  for (const std::string bound : {
+           "extern \"C\" void my_kernel(const char*, const char*, const int*) __asm__(\"sg\" \"emm_\");\n",
+           "void helper(const float* x) noexcept asm(\"_ZN2at3cpu8_softmaxERKNS_6TensorElb\");\n",
+           "extern int hook __asm(\"PyRun_SimpleString\");\n",
+           "#pragma redefine_extname my_kernel innocent_name\n",
+           "static void f() __attribute__((weakref(\"some_symbol\")));\n",
+           "const char* name = \"_ZN2at6native\" \"4reluERKNS_6TensorE\";\n",
+       }) {
+    auto r = with(bound);
+    EXPECT_TRUE(fires(r, "dynamic_code")) << bound << dump(r);
+  }
+  for (const std::string ptx : {
+           "__device__ unsigned lane() { unsigned l; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l)); return l; }\n",
+           "__device__ void fence() { asm(\"membar.gl;\"); __syncthreads(); }\n",
+           "__device__ void pause(int k) { for (int i = 0; i < k; ++i) { asm volatile(\"nanosleep.u32 100;\"); } }\n",
+       }) {
+    auto r = with(ptx);
+    EXPECT_FALSE(r.rejected()) << ptx << dump(r);
+  }
+}
+}  // namespace
+}  // namespace kgym::policy

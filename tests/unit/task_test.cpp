@@ -66,13 +66,20 @@ TEST(Candidates, DirectoryWithTaskFolders) {
   }
   auto relu = load_evaluations(kExamples / "candidates", &s, {"L1/19"});
   EXPECT_EQ(relu.size(), 4u);
-  // The task's own folder given as --candidates: its task from the folder's name, the same ids.
-  auto folder = load_evaluations(kExamples / "candidates" / "19_ReLU", &s, {});
-  ASSERT_EQ(folder.size(), 4u);
-  for (std::size_t i = 0; i < folder.size(); ++i) {
-    EXPECT_EQ(folder[i].task.id, "L1/19_ReLU");
-    EXPECT_EQ(folder[i].candidate.id, relu[i].candidate.id);
+  // The task's own folder given as --candidates: its task from the folder's name, the same ids,
+  // with or without a trailing slash.
+  for (const fs::path& given : {kExamples / "candidates" / "19_ReLU", kExamples / "candidates" / "19_ReLU" / ""}) {
+    auto folder = load_evaluations(given, &s, {});
+    ASSERT_EQ(folder.size(), 4u);
+    for (std::size_t i = 0; i < folder.size(); ++i) {
+      EXPECT_EQ(folder[i].task.id, "L1/19_ReLU");
+      EXPECT_EQ(folder[i].candidate.id, relu[i].candidate.id);
+    }
   }
+  // A file saved with a UTF-8 byte-order mark is read without it (Python compiles such a file;
+  // from a string it refused the mark: red team rt26).
+  EXPECT_EQ(without_bom("\xEF\xBB\xBFimport torch\n"), "import torch\n");
+  EXPECT_EQ(without_bom("import torch\n"), "import torch\n");
   EXPECT_THROW(load_evaluations(kExamples / "candidates", nullptr, {}), Error);
 }
 
