@@ -76,6 +76,7 @@ void run_report(ReportArgs& a) {
     if (!a.quiet) std::printf("html: %s\n", a.html_out.c_str());
   }
   if (!json_out.empty() && !a.quiet) std::printf("json: %s\n", json_out.c_str());
+  if (!a.markdown_out.empty() && !a.quiet) std::printf("markdown: %s\n", a.markdown_out.c_str());
 }
 
 }  // namespace

@@ -33,9 +33,20 @@ const Task& Gym::pick_task(const ResetRequest& r) const {
     for (const auto& t : tasks_) {
       if (t.id == *r.task_id) return t;
     }
+    // The short forms `kgym eval --tasks` takes ("L1/19", "19_ReLU"), where they name one task;
+    // no globs (a pattern is what `split` is for).
+    const Task* only = nullptr;
+    int matched = 0;
+    if (r.task_id->find_first_of("*?[") == std::string::npos)
+      for (const auto& t : tasks_)
+        if (task_matches(t, *r.task_id) && ++matched == 1) only = &t;
+    if (matched == 1) return *only;
     throw RequestError(RequestProblem::unknown_task,
-                       "unknown task_id \"" + *r.task_id + "\"; the suite has " + std::to_string(tasks_.size()) +
-                           " tasks (e.g. \"" + tasks_.front().id + "\"); see GET /metadata");
+                       "unknown task_id \"" + *r.task_id + "\"" +
+                           (matched > 1 ? " (it names " + std::to_string(matched) + " tasks: give one id, or pass it as \"split\" to draw one)"
+                                        : "") +
+                           "; the suite has " + std::to_string(tasks_.size()) + " tasks (e.g. \"" + tasks_.front().id +
+                           "\"; also \"L1/19\" and \"19_ReLU\" forms); see GET /metadata");
   }
   std::vector<const Task*> pool;
   for (const auto& t : tasks_) {

@@ -289,11 +289,26 @@ TEST(Gym, SplitsSeedsAndUnknownTasks) {
   } catch (const RequestError& e) {
     EXPECT_EQ(e.problem(), RequestProblem::unknown_task);
   }
+  // The short forms eval's --tasks takes name one task (fresh-user run, session 16); one that
+  // names several is refused, with what to do.
+  r = {};
+  r.task_id = "L1/19";
+  EXPECT_EQ(gym.reset(r).task_id, "L1/19_ReLU");
+  r.task_id = "23_Softmax";
+  EXPECT_EQ(gym.reset(r).task_id, "L1/23_Softmax");
+  r.task_id = "L1";
+  try {
+    gym.reset(r);
+    FAIL();
+  } catch (const RequestError& e) {
+    EXPECT_EQ(e.problem(), RequestProblem::unknown_task);
+    EXPECT_NE(std::string(e.what()).find("split"), std::string::npos) << e.what();
+  }
   r = {};
   r.episode_id = "mine";
   gym.reset(r);
   EXPECT_THROW(gym.reset(r), RequestError);  // duplicate id
-  EXPECT_EQ(gym.metrics().open_episodes, 4u);
+  EXPECT_EQ(gym.metrics().open_episodes, 6u);
 }
 
 TEST(Server, HttpMultiTurnEpisode) {
