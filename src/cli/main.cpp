@@ -37,8 +37,16 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 std::string unknown_option_message(CLI::App& app, const std::vector<std::string>& extras) {
   CLI::App* cmd = &app;  // the deepest command that was run ("kgym tasks list")
   for (auto parsed = app.get_subcommands(); !parsed.empty(); parsed = cmd->get_subcommands()) cmd = parsed.back();
+  std::string where;
+  for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) where = " " + a->get_name() + where;
+  where = "kgym" + where;
   for (const std::string& arg : extras) {
-    if (arg.size() < 2 || arg[0] != '-') continue;
+    if (arg.empty() || arg[0] != '-') {  // a path where an option was meant (fresh-user run, session 16)
+      const bool takes_candidates = cmd->get_option_no_throw("--candidates") != nullptr;
+      return "kgym: error: unexpected argument '" + arg + "' for '" + where + "'" +
+             (takes_candidates ? ": give candidates as --candidates " + arg : "") + " (" + where + " --help)\n";
+    }
+    if (arg.size() < 2) continue;
     const std::string name = arg.substr(0, arg.find('='));
     std::string best;
     std::size_t best_d = 3;
@@ -48,9 +56,6 @@ std::string unknown_option_message(CLI::App& app, const std::vector<std::string>
         if (d < best_d) best_d = d, best = "--" + l;
       }
     }
-    std::string where;
-    for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) where = " " + a->get_name() + where;
-    where = "kgym" + where;
     return "kgym: error: unknown option '" + name + "' for '" + where + "'" +
            (best.empty() ? "" : ": did you mean '" + best + "'?") + " (" + where + " --help lists them)\n";
   }
@@ -94,6 +99,14 @@ int main(int argc, char** argv) {
       level = next;
       path += " " + next->get_name();
     }
+  }
+  if (argc == 1) {  // a bare `kgym`: what there is to run (CLI11 said only "A subcommand is required")
+    std::string names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    std::fprintf(stderr, "kgym: error: give a command: %s (kgym --help; kgym eval runs the built-in default)\n",
+                 names.c_str());
+    return kExitInput;
   }
   try {
     app.parse(argc, argv);
