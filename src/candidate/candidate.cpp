@@ -133,6 +133,13 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
     } else if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) {
       ev.task = *known;
     } else {
+      int named = 0;
+      if (suite)
+        for (const auto& t : suite->tasks) named += task_matches(t, ev.task.id) ? 1 : 0;
+      if (named > 1)
+        throw Error(ErrorKind::input, where + ": task '" + ev.task.id + "' names " + std::to_string(named) +
+                                          " tasks of the suite; a row is for one task (e.g. '" +
+                                          suite->tasks.front().id + "')");
       throw Error(ErrorKind::input, where + ": unknown task '" + ev.task.id +
                                         "' (not in the suite" + (suite ? " " + suite->root.string() : "") +
                                         ", and the row has no ref_code); check --suite");

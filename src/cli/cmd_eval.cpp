@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -136,6 +137,24 @@ void run_eval(EvalArgs& a) {
   if (!a.profile.empty() && !policy::profile_from_string(a.profile))
     throw Error(ErrorKind::usage, "unknown --profile '" + a.profile + "': use strict, hybrid, kernelbench or off");
 
+  // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a verdict then
+  // takes minutes and most of a small machine's memory with nothing on screen (fresh-user run,
+  // session 16). A size constant of 65536 or more in a selected task's source says so.
+  if (a.device == "cpu" && a.scale == 1.0 && !a.quiet && !builtin) {
+    static const std::regex big(R"(\b[0-9]{5,}\b)");
+    for (const auto& e : evals) {
+      bool large = false;
+      for (auto it = std::sregex_iterator(e.task.source.begin(), e.task.source.end(), big);
+           it != std::sregex_iterator() && !large; ++it)
+        large = std::stod(it->str()) >= 65536;
+      if (large) {
+        std::fprintf(stderr, "kgym eval: note: %s has full-size inputs (a size constant of 65536 or more); on the CPU a "
+                             "verdict can take minutes and many GB of memory: --scale 0.05 shrinks every size "
+                             "constant to 5%%\n", e.task.id.c_str());
+        break;
+      }
+    }
+  }
   EvalOptions& eo = a.eval;
   eo.n_cases = a.cases;
   eo.scale = a.scale;
