@@ -100,4 +100,12 @@ if "$KGYM" eval --tasks "$GEN" --no-timing -q --out "$T/gen.jsonl" >"$T/out" 2>"
 else
   echo "FAIL: --tasks $GEN in the built-in default:"; cat "$T/err"; head -c 300 "$T/gen.jsonl" 2>/dev/null; fail=1
 fi
+# Full-size inputs on the CPU get a note on stderr (fresh-user run, session 16); a size constant
+# of 65536 or more marks them (here one the task does not use, so the run stays small).
+mkdir -p "$T/big/level1"
+{ cat "$S/level1/19_ReLU.py"; echo "UNUSED_SIZE = 123456"; } > "$T/big/level1/19_ReLU.py"
+"$KGYM" eval --suite "$T/big" --candidates "$C/19_ReLU/honest.py" --profile off --no-timing --cases 1 \
+  --out "$T/big.jsonl" >"$T/out" 2>"$T/err"
+if grep -q "full-size inputs.*--scale 0.05" "$T/err"; then echo "ok: full-size note"; else
+  echo "FAIL: no full-size note:"; cat "$T/err"; fail=1; fi
 exit $fail
