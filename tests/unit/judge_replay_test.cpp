@@ -59,7 +59,8 @@ TEST(JudgeReplay, TheAdversarialSetsOutcomesStand) {
     const std::string id = row.at("candidate_id").get<std::string>();
     SCOPED_TRACE(id);
     EXPECT_EQ(to_string(v.outcome), row.at("outcome").get<std::string>());
-    if (v.outcome == Outcome::passed && id.rfind("1_Square_matrix_multiplication_/rt", 0) == 0 && v.speedup_eager)
+    if (v.outcome == Outcome::passed && id.rfind("1_Square_matrix_multiplication_/rt", 0) == 0 && v.speedup_eager) {
       EXPECT_LE(*v.speedup_eager, 1.5);
+    }
   }
 }
