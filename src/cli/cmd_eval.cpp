@@ -246,24 +246,28 @@ void run_eval(EvalArgs& a) {
   if (!a.run_dir.empty()) run::update_manifest(a.run_dir, manifest_patch(0, false, nullptr));
   // A run directory holds its candidates as rows (run.hpp), so that it can be re-judged anywhere
   // (`--candidates RUN`) whatever they came from: files, a folder, a .jsonl (fresh-user run,
-  // session 16: an `eval --run-dir` run could not be re-judged). Written atomically; kept as it
-  // is when the candidates are that run's own rows.
+  // session 16: an `eval --run-dir` run could not be re-judged). Written atomically, and only
+  // where the run has none: a run's own rows (kgym generate's) are never replaced.
   if (!a.run_dir.empty()) {
     const fs::path rows = fs::path(a.run_dir) / run::kCandidates;
+    std::string text;
+    for (const auto& e : evals) {
+      nlohmann::json row = {{"task_id", e.candidate.task_id}, {"candidate_id", e.candidate.id}, {"code", e.candidate.code}};
+      if (e.candidate.ref_code) row["ref_code"] = *e.candidate.ref_code;
+      text += row.dump() + "\n";
+    }
     std::error_code same_ec;
-    if (!fs::exists(rows) || !fs::equivalent(rows, a.candidates, same_ec)) {
+    if (!fs::exists(rows)) {
       const fs::path tmp = rows.string() + ".tmp";
       {
         std::ofstream out(tmp, std::ios::trunc);
-        for (const auto& e : evals) {
-          nlohmann::json row = {{"task_id", e.candidate.task_id}, {"candidate_id", e.candidate.id},
-                                {"code", e.candidate.code}};
-          if (e.candidate.ref_code) row["ref_code"] = *e.candidate.ref_code;
-          out << row.dump() << "\n";
-        }
+        out << text;
         if (!out) throw Error(ErrorKind::input, "cannot write " + tmp.string() + ": check the disk and permissions");
       }
       fs::rename(tmp, rows);
+    } else if (!fs::equivalent(rows, a.candidates, same_ec) && read_file(rows) != text && !a.quiet) {
+      std::fprintf(stderr, "kgym eval: note: %s already holds other candidates' rows; they are kept (this run's "
+                           "verdicts are in %s)\n", rows.c_str(), a.out.c_str());
     }
   }
 

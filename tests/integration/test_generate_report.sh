@@ -109,6 +109,13 @@ import json, sys
 a, b = ([json.loads(l)["candidate_id"] for l in open(p)] for p in sys.argv[1:])
 assert a == b == ["19_ReLU/honest.py"], (a, b)
 PY
+# ... and never replace a run's own rows (kgym generate's): judging other candidates into that
+# run leaves them as they were
+cp "$T/run/candidates.jsonl" "$T/rows_before.jsonl"
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates/19_ReLU/honest.py" \
+  --profile off --cases 2 --run-dir "$T/run" --out "$T/other.jsonl" 2> "$T/other.err" > /dev/null
+cmp -s "$T/run/candidates.jsonl" "$T/rows_before.jsonl" || { echo "a run's own candidates.jsonl was replaced"; exit 1; }
+grep -q "already holds other candidates' rows" "$T/other.err" || { cat "$T/other.err"; exit 1; }
 echo "run-dir rows ok"
 
 # 6) errors: an https endpoint and a missing run are usage/input errors (exit 2)
