@@ -10,6 +10,8 @@
 #include <set>
 #include <thread>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -178,6 +180,28 @@ void run_eval(EvalArgs& a) {
         // a torn last line from an interrupted run: it is re-evaluated
       }
     }
+  }
+  // --out's folder must take a new file before the workers start (they take seconds to minutes;
+  // fresh-user run, session 16: `--out /proc/x.jsonl` failed only after them). A probe file is
+  // made and removed; --out itself is opened (and, without --resume, truncated) only once the
+  // device works.
+  {
+    const fs::path out_path(a.out);
+    const fs::path dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    const fs::path probe = dir / (".kgym-write-probe-" + std::to_string(::getpid()));
+    bool writable = false;
+    {
+      std::ofstream p(probe, std::ios::trunc);
+      writable = static_cast<bool>(p << "x" << std::flush);
+    }
+    fs::remove(probe, ec);
+    if (writable && fs::exists(out_path)) writable = static_cast<bool>(std::ofstream(out_path, std::ios::app));
+    if (!writable)
+      throw Error(ErrorKind::input, "cannot write --out " + a.out + ": its folder " + dir.string() +
+                                        " does not take new files (permissions, a read-only or special file system, a "
+                                        "full disk); give another path");
   }
   EngineOptions opts;
   opts.device = a.device;

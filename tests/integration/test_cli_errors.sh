@@ -20,6 +20,9 @@ expect 2 "matches no task" -- "$KGYM" eval --suite "$S" --candidates "$C" --task
 expect 2 "did you mean 'L1/19_ReLU'" -- "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/19_relu --out "$T/a.jsonl"
 expect 2 "no level prefix.*use '19_ReLU'" -- "$KGYM" eval --suite "$S/level1" --candidates "$C" --tasks L1/19 --out "$T/a.jsonl"
 expect 2 "does not exist" -- "$KGYM" eval --suite "$T/no-such-suite" --candidates "$C" --out "$T/a.jsonl"
+# an --out that cannot be written is refused before the workers start
+expect 2 "cannot write --out /proc/kgym-x.jsonl" -- "$KGYM" eval --suite "$S" --candidates "$C" --out /proc/kgym-x.jsonl
+grep -q "starting workers" "$T/err" && { echo "FAIL: --out checked only after the workers started"; fail=1; }
 # a bare kgym lists the commands; a path without --candidates is pointed at it (fresh-user run, session 16)
 expect 2 "give a command: eval, check" -- "$KGYM"
 expect 2 "give candidates as --candidates $C/19_ReLU/honest.py" -- "$KGYM" eval "$C/19_ReLU/honest.py"
