@@ -43,6 +43,12 @@ std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string
 /// True when `id` matches one pattern in the sense of select_tasks.
 bool task_matches(const Task& task, std::string_view pattern);
 
+/// The one task of `tasks` that `id` names: its exact id ("L1/19_ReLU"), else the one task a
+/// short form of select_tasks names ("L1/19", "19_ReLU"; no globs). nullptr when none or several
+/// do; `matched`, when given, receives how many did (0 for an exact id). Used where one task is
+/// meant: a .jsonl row's task_id, the server's /reset task_id.
+const Task* resolve_task(const std::vector<Task>& tasks, std::string_view id, int* matched = nullptr);
+
 /// Reads a whole file; throws Error(input) naming the path when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

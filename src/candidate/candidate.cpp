@@ -59,20 +59,6 @@ const Task* find_numbered(const Suite* suite, int level, long number) {
   return nullptr;
 }
 
-/// The suite's task a row's "task_id" names: its exact id ("L1/19_ReLU"), else the one task that
-/// the short forms --tasks takes name ("L1/19", "19_ReLU"); nullptr for none or several.
-const Task* resolve_task(const Suite& suite, const std::string& id) {
-  if (const Task* exact = suite.find(id)) return exact;
-  if (id.find_first_of("*?[") != std::string::npos) return nullptr;
-  const Task* found = nullptr;
-  for (const auto& t : suite.tasks)
-    if (task_matches(t, id)) {
-      if (found) return nullptr;
-      found = &t;
-    }
-  return found;
-}
-
 std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
                                    const std::vector<std::string>& patterns) {
   std::ifstream in(file);
@@ -124,18 +110,17 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
                                               "{\"task_id\", \"code\", \"candidate_id\"?}, a CUDA-L1 row "
                                               "{\"level_id\", \"task_id\", \"custom_code\", \"ref_code\"}");
       ev.candidate.code = without_bom(text("code"));
-      if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) ev.task = *known;
+      if (const Task* known = suite ? resolve_task(suite->tasks, ev.task.id) : nullptr) ev.task = *known;
     }
     if (std::string ref = text("ref_code"); !ref.empty()) {
       ev.task.source = ref;
       ev.task.origin = where;
       ev.candidate.ref_code = ref;
-    } else if (const Task* known = suite ? resolve_task(*suite, ev.task.id) : nullptr) {
+    } else if (const Task* known = suite ? resolve_task(suite->tasks, ev.task.id) : nullptr) {
       ev.task = *known;
     } else {
       int named = 0;
-      if (suite)
-        for (const auto& t : suite->tasks) named += task_matches(t, ev.task.id) ? 1 : 0;
+      if (suite) resolve_task(suite->tasks, ev.task.id, &named);
       if (named > 1)
         throw Error(ErrorKind::input, where + ": task '" + ev.task.id + "' names " + std::to_string(named) +
                                           " tasks of the suite; a row is for one task (e.g. '" +
@@ -172,6 +157,11 @@ std::string near_miss(const std::string& stem, const Suite& suite) {
     if (hint.empty() && !number.empty() && tstem.substr(0, tstem.find('_')) == number) hint = tstem;
   }
   return hint;
+}
+
+/// Whether `name` is a task's file name without its level ("19_ReLU").
+bool is_task_stem(const Suite& suite, const std::string& name) {
+  return std::any_of(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
 }
 
 /// A few of the suite's task stems for a message ("19_ReLU, 1_Square_..., ... (250 tasks)").
@@ -219,9 +209,7 @@ std::vector<Evaluation> load_file(const fs::path& file, const Suite* suite, cons
   if (!suite)
     throw Error(ErrorKind::usage, "candidate file " + file.string() + " needs a suite to find its task: pass --suite DIR");
   const fs::path abs = fs::absolute(file);
-  auto is_stem = [&](const std::string& name) {
-    return std::any_of(suite->tasks.begin(), suite->tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
-  };
+  auto is_stem = [&](const std::string& name) { return is_task_stem(*suite, name); };
   // By the file's stem; else by its folder's name; neither: the stem's near miss in the error.
   const bool by_folder = !is_stem(abs.stem().string()) && is_stem(abs.parent_path().filename().string());
   const Task& task = task_of_file(abs, by_folder ? -1 : 0, *suite);
@@ -259,9 +247,7 @@ std::vector<Evaluation> load_directory(const fs::path& dir, const Suite* suite,
   fs::path abs = fs::absolute(dir).lexically_normal();
   if (!abs.has_filename()) abs = abs.parent_path();  // "19_ReLU/": the same ids as "19_ReLU" (rt26)
   const std::string folder = abs.filename().string();
-  auto is_stem = [&](const std::string& name) {
-    return std::any_of(suite->tasks.begin(), suite->tasks.end(), [&](const Task& t) { return task_stem(t.id) == name; });
-  };
+  auto is_stem = [&](const std::string& name) { return is_task_stem(*suite, name); };
   const bool task_folder = is_stem(folder);
   for (const auto& [file, level] : files) {
     const bool by_folder = task_folder && level == 0 && !is_stem(file.stem().string());

@@ -30,17 +30,9 @@ Gym::Gym(std::vector<Task> tasks, Scheduler& scheduler, GymConfig config)
 
 const Task& Gym::pick_task(const ResetRequest& r) const {
   if (r.task_id) {
-    for (const auto& t : tasks_) {
-      if (t.id == *r.task_id) return t;
-    }
-    // The short forms `kgym eval --tasks` takes ("L1/19", "19_ReLU"), where they name one task;
-    // no globs (a pattern is what `split` is for).
-    const Task* only = nullptr;
+    // its id, or a short form `kgym eval --tasks` takes ("L1/19", "19_ReLU") naming one task
     int matched = 0;
-    if (r.task_id->find_first_of("*?[") == std::string::npos)
-      for (const auto& t : tasks_)
-        if (task_matches(t, *r.task_id) && ++matched == 1) only = &t;
-    if (matched == 1) return *only;
+    if (const Task* t = resolve_task(tasks_, *r.task_id, &matched)) return *t;
     throw RequestError(RequestProblem::unknown_task,
                        "unknown task_id \"" + *r.task_id + "\"" +
                            (matched > 1 ? " (it names " + std::to_string(matched) + " tasks: give one id, or pass it as \"split\" to draw one)"

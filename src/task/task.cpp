@@ -105,6 +105,19 @@ bool task_matches(const Task& task, std::string_view pattern_view) {
   return pattern.find('/') == std::string::npos && task_stem(task.id) == pattern;
 }
 
+const Task* resolve_task(const std::vector<Task>& tasks, std::string_view id, int* matched) {
+  if (matched) *matched = 0;
+  for (const auto& t : tasks)
+    if (t.id == id) return &t;
+  if (id.find_first_of("*?[") != std::string_view::npos) return nullptr;
+  const Task* found = nullptr;
+  int n = 0;
+  for (const auto& t : tasks)
+    if (task_matches(t, id) && ++n == 1) found = &t;
+  if (matched) *matched = n;
+  return n == 1 ? found : nullptr;
+}
+
 std::vector<Task> select_tasks(const Suite& suite, const std::vector<std::string>& patterns) {
   if (patterns.empty()) return suite.tasks;
   std::vector<Task> out;

@@ -376,10 +376,12 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   // missed (a side stream that ran under the launch cover) counts. The baselines get the same
   // floor from the reference worker's own back-to-back calls.
   const bool gpu = t.method == "cuda_events";
+  auto floor_factor = [&](const TimingRecord& r) {
+    return r.method == "cuda_events" ? options.wall_floor_factor : options.wall_floor_factor_cpu;
+  };
   auto wall_floor = [&](const TimingRecord& r) {
     if (r.wall_check_calls <= 0 || r.wall_check_ms <= 0) return 0.0;
-    return r.wall_check_ms / r.wall_check_calls /
-           (r.method == "cuda_events" ? options.wall_floor_factor : options.wall_floor_factor_cpu);
+    return r.wall_check_ms / r.wall_check_calls / floor_factor(r);
   };
   // CPU: a timer far below the wall check is not believed (the timer and the check measure the
   // same synchronous call there); the runtime then rests on the check alone, so it takes the
@@ -441,7 +443,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     const double b_floor = b->method == "cuda_events" ? wall_floor(*b) : 0.0;
     const double b_events = net_baseline(*b, summarize_times(b->times_ms).median_ms);
     ms = std::max(b_events, b_floor);
-    const double factor = b->method == "cuda_events" ? options.wall_floor_factor : options.wall_floor_factor_cpu;
+    const double factor = floor_factor(*b);
     const double b_by_floor = std::max(b_floor, factor > 0 ? b_events / factor : b_events);
     if (cand_by_floor && b_floor > 0 && b_by_floor < *ms) {
       v.messages.push_back(fmt::format("{} taken by its wall-clock floor too ({:.4g} ms, its event time {:.4g} ms): "

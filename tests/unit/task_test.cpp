@@ -42,6 +42,15 @@ TEST(Suite, SelectPatterns) {
   EXPECT_EQ(select_tasks(s, {"L1/19"}).at(0).id, "L1/19_ReLU");
   EXPECT_EQ(select_tasks(s, {"L1/19_ReLU"}).size(), 1u);
   EXPECT_EQ(select_tasks(s, {"19_ReLU"}).at(0).id, "L1/19_ReLU");  // the file name, as listed
+  // One task by id or short form (a .jsonl row, the server's /reset); none for several or globs.
+  int matched = -1;
+  EXPECT_EQ(resolve_task(s.tasks, "L1/19_ReLU", &matched)->id, "L1/19_ReLU");
+  EXPECT_EQ(matched, 0);
+  EXPECT_EQ(resolve_task(s.tasks, "L1/19")->id, "L1/19_ReLU");
+  EXPECT_EQ(resolve_task(s.tasks, "23_Softmax")->id, "L1/23_Softmax");
+  EXPECT_EQ(resolve_task(s.tasks, "L1", &matched), nullptr);
+  EXPECT_EQ(matched, 4);
+  EXPECT_EQ(resolve_task(s.tasks, "*ReLU*"), nullptr);
   EXPECT_THROW(select_tasks(s, {"19_Relu"}), Error);
   EXPECT_EQ(select_tasks(s, {"*Soft*", "L1/40"}).size(), 2u);
   EXPECT_THROW(select_tasks(s, {"L2"}), Error);

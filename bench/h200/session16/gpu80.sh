@@ -22,7 +22,7 @@ if [ "${PART:-1}" = 1 ]; then
 [ "${SKIP_PYTEST:-0}" = 1 ] || (cd tests/python && PYTHONPATH=../../python timeout 150 python3 -m pytest -q test_zygote.py test_fastcompare.py test_devicecopy.py test_case_inputs.py > $R/pytest.log 2>&1; echo "pytest exit=$?" >> $R/pytest.log)
 tail -3 $R/pytest.log; pack
 t0=$(date +%s)
-timeout 100 build/kgym eval --device cuda --suite $S --candidates bench/h200/session16/floor_diag --profile off \
+timeout 100 build/kgym eval --device cuda --suite $S --candidates $(bash bench/h200/session16/floor_diag/make_copies.sh /tmp/kgym_floor_diag) --profile off \
   --out $R/floor_diag.jsonl --cases 3 --timeout-case 10 --jobs 1 -q > $R/floor.log 2>&1
 echo "floor diag exit=$? s=$(( $(date +%s) - t0 ))" | tee -a $R/times.txt
 pack

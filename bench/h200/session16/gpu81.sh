@@ -15,10 +15,10 @@ echo "adversarial eval exit=$? s=$(( $(date +%s) - t0 ))" | tee -a $R/times.txt
 python3 tests/integration/expect_outcomes.py $R/adversarial.jsonl tests/data/candidates 2>&1 | tee $R/adv_expect.txt | grep -E "passed, |FAIL" | cut -c1-300
 pack
 t0=$(date +%s)
-timeout 80 build/kgym eval --device cuda --suite $S --candidates bench/h200/session16/floor_diag --profile off \
+timeout 80 build/kgym eval --device cuda --suite $S --candidates $(bash bench/h200/session16/floor_diag/make_copies.sh /tmp/kgym_floor_diag) --profile off \
   --out $R/floor_diag.jsonl --cases 3 --timeout-case 10 --jobs 1 -q > $R/floor.log 2>&1
 echo "floor diag exit=$? s=$(( $(date +%s) - t0 ))" | tee -a $R/times.txt
-python3 tests/integration/expect_outcomes.py $R/floor_diag.jsonl bench/h200/session16/floor_diag 2>&1 | tee $R/floor_expect.txt | grep -E "passed, |FAIL" | cut -c1-300
+python3 tests/integration/expect_outcomes.py $R/floor_diag.jsonl /tmp/kgym_floor_diag 2>&1 | tee $R/floor_expect.txt | grep -E "passed, |FAIL" | cut -c1-300
 pack
 t0=$(date +%s)
 OUT=$R/honest SCALE=0.1 JOBS=1 EVAL_S=100 PLAIN_S=35 KGYM_DATA=.carry/data timeout 150 bash bench/honest_gpu.sh > $R/honest_run.log 2>&1
