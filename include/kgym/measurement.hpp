@@ -208,6 +208,24 @@ struct TaskAudit {
   std::string other_shape;                     ///< "ran: <sizes>" or "skipped: <reason>"
 };
 
+/// One link-check finding (policy::check_linked_symbols, or a loaded extension deleted or replaced).
+struct LinkFinding {
+  std::string rule_id;            ///< a policy rule id, e.g. "dynamic_code"
+  std::string severity = "reject";///< "reject" | "warn", the rule's severity in the profile
+  std::string message;            ///< for the model: the extension, the symbols, what to do
+};
+
+/// Gate 2's link check on what the candidate built: the ELF shared objects in its own folders
+/// (load_inline's build folder and its working folder) and those its process had mapped from
+/// there, checked after the candidate loaded and again before the verdict (runner::candidate_objects,
+/// policy::check_linked_symbols).
+struct LinkRecord {
+  bool checked = false;                 ///< false: not run (`note` says why)
+  std::vector<std::string> extensions;  ///< file names of the objects checked, "(loaded)" when mapped
+  std::vector<LinkFinding> findings;
+  std::string note;                     ///< e.g. nm missing, or the memory map unreadable
+};
+
 /// Everything measured for one (task, candidate) evaluation.
 struct Measurements {
   std::optional<std::string> task_failure;  ///< the reference failed to load or run
@@ -219,6 +237,7 @@ struct Measurements {
   std::uint64_t init_seed = 0;        ///< seed under which Model and ModelNew were constructed
   std::optional<LaunchRecord> launch; ///< kernel trace of the candidate (GPU)
   std::optional<RooflineRecord> roofline;
+  std::optional<LinkRecord> link;     ///< gate 2's link check (absent when the candidate did not load)
   TaskAudit audit;
   /// Supervisor wall clock (ms) of each phase that holds the device, for the cost of the
   /// defences (bench/plain_timing.py): `load_task`, `cases` (regular cases incl. poisoned reruns,
@@ -241,6 +260,10 @@ void to_json(nlohmann::json& j, const CaseRecord& v);
 void from_json(const nlohmann::json& j, CaseRecord& v);
 void to_json(nlohmann::json& j, const TimingRecord& v);
 void from_json(const nlohmann::json& j, TimingRecord& v);
+void to_json(nlohmann::json& j, const LinkFinding& v);
+void from_json(const nlohmann::json& j, LinkFinding& v);
+void to_json(nlohmann::json& j, const LinkRecord& v);
+void from_json(const nlohmann::json& j, LinkRecord& v);
 void to_json(nlohmann::json& j, const LaunchRecord& v);
 void from_json(const nlohmann::json& j, LaunchRecord& v);
 void to_json(nlohmann::json& j, const RooflineRecord& v);

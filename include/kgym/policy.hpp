@@ -82,6 +82,36 @@ PolicyReport check_candidate(std::string_view python_source, const PolicyContext
 /// "float32" (KernelBench's level 1-3 references are all fp32).
 std::string infer_task_dtype(std::string_view reference_source);
 
+// --- The link check (gate 2, after the build) ---------------------------------------------------
+// The source scan reads names as written; the loader binds the names in the built shared object.
+// An asm label, a macro built by token pasting or a weak alias reaches a symbol under another
+// spelling (red team rt26: a BLAS GEMM, ATen's CPU kernels past the dispatcher, PyRun_SimpleString
+// under innocent names). The link check reads the undefined dynamic symbols of each extension the
+// candidate's process built and loaded, and applies the source rules to them plus families only a
+// symbol shows: CUDA driver-API calls beside the runtime (contexts, modules; only tensor maps and
+// queries are allowed), ATen's per-backend kernels (at::native, at::cpu, at::cuda::<op>, ...),
+// redispatch, TorchScript, library compute (cuBLAS, cuDNN, CPU BLAS/LAPACK, oneDNN), the Python
+// interpreter's code-running and hook entry points, the loader (dlopen, dlsym), run-time code
+// (NVRTC, nvJitLink). The engine runs it after the candidate loads and again before the verdict
+// (runner::candidate_extensions lists the files).
+
+/// Undefined dynamic symbols of one ELF shared object (`nm -D --undefined-only`, GNU binutils),
+/// version suffixes ("@GLIBC_2.2.5") removed, sorted and unique. nullopt when nm cannot run or
+/// fails on the file; `error` then says why.
+std::optional<std::vector<std::string>> undefined_symbols(const std::string& path, std::string* error = nullptr);
+
+/// The demangled C++ name of a symbol (Itanium C++ ABI, through the C++ runtime's demangler), or
+/// the symbol itself when it is not a mangled name.
+std::string demangle(const std::string& symbol);
+
+/// The findings on the symbols one built extension imports, under `profile` (off: none): at most
+/// one per rule, whose rule_id is a source rule (dynamic_code, cpp_library_compute,
+/// private_torch_internals, streams_events_graphs, introspection, threads_processes_async,
+/// file_network_env, subprocess_system, l2_persistence) with that rule's severity in the profile.
+/// The message names `extension` and up to four symbols (demangled); line and column are 0.
+std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,
+                                          Profile profile);
+
 /// One rule as data. `severity_*` is nullopt where the rule does not run in that profile.
 struct Rule {
   std::string_view id;

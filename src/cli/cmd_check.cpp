@@ -1,6 +1,7 @@
 // `kgym check FILE|DIR|JSONL [--profile strict|hybrid|kernelbench|off] [--format text|jsonl]`:
 // runs the policy gate (gate 1) on candidates without running them. Exit 1 when any candidate is
-// rejected, 0 otherwise, 2 on bad input.
+// rejected, 0 otherwise, 2 on bad input. `kgym check --built DIR|FILE.so`: the link check
+// (gate 2) on shared objects already built (e.g. kgym's build cache), same exit codes.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -18,6 +19,49 @@
 
 namespace kgym::cli {
 namespace {
+
+/// `kgym check --built`: the link check (policy::check_linked_symbols) on every `.so` file at or
+/// below `path`. Returns the exit code (1 when any is rejected).
+int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> objects;
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    objects.push_back(path);
+  } else if (fs::is_directory(path, ec)) {
+    for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      if (it->is_regular_file() && it->path().extension() == ".so") objects.push_back(it->path());
+  } else {
+    throw Error(ErrorKind::usage, "--built: '" + path + "' is neither a file nor a folder");
+  }
+  std::sort(objects.begin(), objects.end());
+  int rejected = 0;
+  for (const fs::path& o : objects) {
+    std::string error;
+    const auto symbols = policy::undefined_symbols(o.string(), &error);
+    if (!symbols) {
+      if (error.rfind("nm could not run", 0) == 0) throw Error(ErrorKind::usage, error);
+      std::cout << o.string() << ": not read (" << error << ")\n";
+      continue;
+    }
+    const auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile);
+    const bool reject = std::any_of(findings.begin(), findings.end(),
+                                    [](const policy::Finding& f) { return f.severity == policy::Severity::reject; });
+    rejected += reject;
+    if (jsonl) {
+      std::cout << nlohmann::json{{"id", o.string()}, {"profile", policy::to_string(profile)}, {"rejected", reject},
+                                  {"imports", symbols->size()}, {"findings", findings}}.dump() << "\n";
+      continue;
+    }
+    std::cout << o.string() << ": " << (reject ? "REJECTED" : "ok") << " (" << policy::to_string(profile) << ", "
+              << symbols->size() << " imports, " << findings.size() << " finding" << (findings.size() == 1 ? "" : "s") << ")\n";
+    for (const auto& f : findings)
+      std::cout << "  " << policy::to_string(f.severity) << " [" << f.rule_id << "] " << f.message << "\n";
+  }
+  if (!jsonl) std::cout << objects.size() << " checked, " << rejected << " rejected\n";
+  return rejected > 0 ? kExitFindings : kExitOk;
+}
 
 namespace fs = std::filesystem;
 
@@ -119,7 +163,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("check", "Run the policy gate (static checks) on candidates without running them");
   struct Options {
     std::string path, profile = "strict", format = "text", dtype;
-    bool no_preprocess = false;
+    bool no_preprocess = false, built = false;
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("path", opts->path, "a candidate .py file, a directory of them, or a .jsonl file of rows")->required();
@@ -129,11 +173,18 @@ void add_check_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--dtype", opts->dtype, "the task's dtype (default: inferred from the row's ref_code, else float32)");
   cmd->add_flag("--no-preprocess", opts->no_preprocess,
                 "scan embedded C++ without running g++ -E (faster; macro-built names are missed)");
+  cmd->add_flag("--built", opts->built,
+                "PATH is a built shared object or a folder of them (e.g. ~/.cache/kgym/build): run the link check "
+                "(what each imports) instead of the source checks");
   cmd->callback([opts, &exit_code] {
     auto profile = policy::profile_from_string(opts->profile);
     if (!profile) throw Error(ErrorKind::usage, "unknown --profile '" + opts->profile + "': use strict, hybrid, kernelbench or off");
     if (opts->format != "text" && opts->format != "jsonl")
       throw Error(ErrorKind::usage, "unknown --format '" + opts->format + "': use text or jsonl");
+    if (opts->built) {
+      exit_code = check_built(opts->path, *profile, opts->format == "jsonl");
+      return;
+    }
     auto inputs = read_inputs(opts->path);
     int rejected = 0, checked = 0, empty = 0, empty_files = 0;
     for (const auto& in : inputs) {

@@ -225,6 +225,24 @@ void from_json(const nlohmann::json& j, LaunchRecord& v) {
   if (auto it = j.find("aten_ops"); it != j.end() && it->is_array()) v.aten_ops = it->get<std::vector<nlohmann::json>>();
 }
 
+void to_json(nlohmann::json& j, const LinkFinding& v) {
+  j = {{"rule_id", v.rule_id}, {"severity", v.severity}, {"message", v.message}};
+}
+void from_json(const nlohmann::json& j, LinkFinding& v) {
+  get_if(j, "rule_id", v.rule_id);
+  get_if(j, "severity", v.severity);
+  get_if(j, "message", v.message);
+}
+void to_json(nlohmann::json& j, const LinkRecord& v) {
+  j = {{"checked", v.checked}, {"extensions", v.extensions}, {"findings", v.findings}, {"note", v.note}};
+}
+void from_json(const nlohmann::json& j, LinkRecord& v) {
+  get_if(j, "checked", v.checked);
+  get_if(j, "extensions", v.extensions);
+  get_if(j, "findings", v.findings);
+  get_if(j, "note", v.note);
+}
+
 void to_json(nlohmann::json& j, const RooflineRecord& v) {
   j = {{"bytes", v.bytes}, {"flops", v.flops}, {"bandwidth_gbps", v.bandwidth_gbps},
        {"peak_tflops", v.peak_tflops}, {"floor_ms", v.floor_ms}, {"applied", v.applied}, {"note", v.note}};
@@ -254,6 +272,7 @@ void to_json(nlohmann::json& j, const Measurements& v) {
   j = {{"load", v.load}, {"cases", v.cases}, {"init_seed", v.init_seed}, {"audit", v.audit}};
   put_opt(j, "launch", v.launch);
   put_opt(j, "roofline", v.roofline);
+  put_opt(j, "link", v.link);
   put_opt(j, "task_failure", v.task_failure);
   put_opt(j, "candidate_timing", v.candidate_timing);
   put_opt(j, "eager_timing", v.eager_timing);
@@ -274,6 +293,7 @@ void from_json(const nlohmann::json& j, Measurements& v) {
   get_if(j, "init_seed", v.init_seed);
   get_opt(j, "launch", v.launch);
   get_opt(j, "roofline", v.roofline);
+  get_opt(j, "link", v.link);
   get_if(j, "audit", v.audit);
   get_if(j, "phase_ms", v.phase_ms);
 }

@@ -2,6 +2,8 @@
 // Internal to the policy gate: C/C++/CUDA sources embedded in a candidate, run through the C
 // preprocessor and split into tokens, so that rules see names after macro expansion.
 
+#include <set>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,5 +30,9 @@ struct Preprocessed {
   std::string error;  ///< first lines of g++'s stderr when !ok
 };
 Preprocessed preprocess_cxx(std::string_view text, int timeout_ms = 5000);
+
+/// The source scan's C++ identifier rules (rule id -> names, read after preprocessing). The link
+/// check (link_check.cpp) applies the same names to the symbols a built extension imports.
+const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>>>& cxx_name_rules();
 
 }  // namespace kgym::policy::detail

@@ -2225,6 +2225,10 @@ PolicyReport Analysis::run() {
 
 }  // namespace
 
+const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>>>& detail::cxx_name_rules() {
+  return kCxxNameRules;
+}
+
 PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx) {
   Analysis analysis(python_source, ctx);
   return analysis.run();

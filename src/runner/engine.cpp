@@ -492,6 +492,55 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     }  // else the reference failed too: ask_reference recorded the task failure
   }
 
+  // Gate 2's link check (policy::check_linked_symbols): the symbols each shared object the
+  // candidate built imports, by the loader's names. Run once the candidate has loaded (its
+  // extensions are built and mapped then; a rejection ends the verdict before any case) and
+  // again before the verdict (an extension built or loaded in a call). Triton's cache is not
+  // among the folders: Triton builds its launchers there itself, and they load libcuda by dlopen.
+  const policy::Profile link_profile = policy::profile_from_string(eo.policy_profile).value_or(policy::Profile::strict);
+  std::set<std::string> link_checked;
+  auto link_check = [&] {
+    if (!m.load.ok || !c.alive()) return;
+    LinkRecord rec = m.link.value_or(LinkRecord{});
+    rec.checked = true;
+    std::string note;
+    for (const auto& o : runner::candidate_objects({build_dir / "torch_extensions", spec.workdir}, c.pid(), &note)) {
+      const std::string name = o.path.filename().string();
+      if (!link_checked.insert(o.path.string() + (o.replaced ? " replaced" : "")).second) continue;
+      rec.extensions.push_back(name + (o.loaded ? " (loaded)" : ""));
+      const policy::Rule* dynamic = policy::find_rule("dynamic_code");
+      const auto severity = dynamic ? dynamic->in(link_profile) : std::nullopt;
+      if (o.replaced) {
+        if (severity)
+          rec.findings.push_back({"dynamic_code", std::string(policy::to_string(*severity)),
+                                  "the shared object " + name + " was deleted or replaced after the candidate's process "
+                                  "loaded it, so what ran cannot be checked: leave built extensions in place"});
+        continue;
+      }
+      std::string error;
+      const auto symbols = policy::undefined_symbols(o.path.string(), &error);
+      if (!symbols) {
+        if (error.rfind("nm could not run", 0) == 0) {
+          rec.note = error;  // no binutils here: the source scan stands alone
+        } else if (severity) {
+          rec.findings.push_back({"dynamic_code", std::string(policy::to_string(*severity)),
+                                  "the shared object " + name + " cannot be read as a shared library (" + error.substr(0, 200) +
+                                      "): build extensions with load_inline"});
+        }
+        continue;
+      }
+      for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile))
+        rec.findings.push_back({f.rule_id, std::string(policy::to_string(f.severity)), f.message});
+    }
+    if (!note.empty()) rec.note = note;
+    m.link = std::move(rec);
+  };
+  auto link_rejected = [&] {
+    return m.link && std::any_of(m.link->findings.begin(), m.link->findings.end(),
+                                 [](const LinkFinding& f) { return f.severity == "reject"; });
+  };
+  if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) link_check();
+
   nlohmann::json scaled;
   JudgeOptions jo = eo.judge;
   jo.policy_profile = eo.policy_profile;
@@ -500,7 +549,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // of the protocol: before, the JSON exception ended the whole run (red team rt14, exit 3).
   std::string held_key;  // the reference's task, dropped when the evaluation is cut short
   try {
-    if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure) {
+    if (m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure && !link_rejected()) {
       std::unique_lock device(device_mutex);
       const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
       held_key = key;
@@ -683,6 +732,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       }
     }
   }
+  if (!link_rejected()) link_check();
   const auto disk_breach = disk_guard->breach();
   disk_guard.reset();
   if (c.alive()) {
@@ -1361,6 +1411,10 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       v = impl_->run(task, cand, eo);
     }
     for (const auto& f : report.findings) v.policy_findings.push_back(f);
+    if (v.measurements.link)  // the link check's findings, listed with the source scan's (line 0: the built file)
+      for (const LinkFinding& f : v.measurements.link->findings)
+        v.policy_findings.push_back({{"rule_id", f.rule_id}, {"severity", f.severity}, {"message", f.message},
+                                     {"line", 0}, {"column", 0}, {"snippet", ""}, {"gate", "link"}});
     // Under --profile off the policy records nothing, but a missing ModelNew is still judged
     // policy_rejected at load: it is listed with its rule id, as under every other profile.
     if (v.outcome == Outcome::policy_rejected && !v.measurements.load.model_new_defined && v.measurements.load.parsed &&

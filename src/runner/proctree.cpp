@@ -495,4 +495,78 @@ void PausedTree::release() {
   pids_.clear();
 }
 
+namespace {
+
+/// True when `p` is a regular file that starts with an ELF header of a shared object (ET_DYN).
+bool is_shared_object(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  unsigned char h[18] = {};
+  if (!f.read(reinterpret_cast<char*>(h), sizeof h)) return false;
+  if (!(h[0] == 0x7f && h[1] == 'E' && h[2] == 'L' && h[3] == 'F')) return false;
+  const bool little = h[5] == 1;
+  const unsigned type = little ? (h[16] | (h[17] << 8)) : ((h[16] << 8) | h[17]);
+  return type == 3;  // ET_DYN
+}
+
+bool below(const fs::path& p, const std::vector<fs::path>& folders) {
+  for (const fs::path& f : folders) {
+    const std::string a = p.lexically_normal().string(), b = f.lexically_normal().string();
+    if (a.size() > b.size() && a.compare(0, b.size(), b) == 0 && (b.back() == '/' || a[b.size()] == '/')) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<CandidateObject> candidate_objects(const std::vector<fs::path>& folders, pid_t pid, std::string* note) {
+  std::vector<fs::path> roots;  // canonical: /proc shows the canonical paths
+  for (const fs::path& f : folders) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(f, ec);
+    roots.push_back(ec ? f : c);
+  }
+  std::map<fs::path, CandidateObject> found;
+  for (const fs::path& folder : roots) {
+    std::error_code ec;
+    fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec), end;
+    for (int seen = 0; !ec && it != end && seen < 10000; it.increment(ec), ++seen) {
+      std::error_code ec2;
+      if (it->is_regular_file(ec2) && !it->is_symlink(ec2) && is_shared_object(it->path()))
+        found[it->path()].path = it->path();
+    }
+  }
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  bool any = false;
+  while (std::getline(maps, line)) {
+    any = true;
+    // address perms offset dev(major:minor, hex) inode path
+    std::istringstream ls(line);
+    std::string addr, perms, offset, dev;
+    unsigned long long inode = 0;
+    if (!(ls >> addr >> perms >> offset >> dev >> inode) || inode == 0) continue;
+    std::string path;
+    std::getline(ls >> std::ws, path);
+    bool deleted = false;
+    if (const std::string tag = " (deleted)"; path.size() > tag.size() && path.ends_with(tag)) {
+      deleted = true;
+      path.resize(path.size() - tag.size());
+    }
+    if (path.empty() || path[0] != '/' || !below(path, roots)) continue;
+    CandidateObject& o = found[path];
+    o.path = path;
+    o.loaded = true;
+    struct stat st {};
+    unsigned maj = 0, min = 0;
+    std::sscanf(dev.c_str(), "%x:%x", &maj, &min);
+    if (deleted || ::stat(path.c_str(), &st) != 0 || st.st_ino != inode || major(st.st_dev) != maj ||
+        minor(st.st_dev) != min)
+      o.replaced = true;
+  }
+  if (!any && note) *note = "the memory map of process " + std::to_string(pid) + " could not be read; only files were checked";
+  std::vector<CandidateObject> out;
+  for (auto& [p, o] : found) out.push_back(std::move(o));
+  return out;
+}
+
 }  // namespace kgym::runner

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <filesystem>
 #include <functional>
 #include <set>
 #include <string>
@@ -160,5 +161,21 @@ class PausedTree {
   std::vector<pid_t> pids_;
   std::vector<std::string> killed_;
 };
+
+/// A shared object of the candidate's making, for the link check (policy::check_linked_symbols).
+struct CandidateObject {
+  std::filesystem::path path;
+  bool loaded = false;    ///< mapped in the process
+  bool replaced = false;  ///< mapped, but the file at `path` is gone or another one (deleted, renamed over)
+};
+
+/// The ELF shared objects (e_type ET_DYN) below `folders`, not following links, at most 10000
+/// entries looked at per folder; plus the ones that `pid` has mapped from below `folders` whose
+/// file is gone or replaced (matched by device and inode), so a loaded extension cannot be
+/// deleted or swapped before the check reads it. `folders` are the candidate's own (its working
+/// folder and load_inline's build folder), where only it and its builds write. When /proc will
+/// not show `pid`'s memory map, `note` says so and only the files are listed. Sorted by path.
+std::vector<CandidateObject> candidate_objects(const std::vector<std::filesystem::path>& folders, pid_t pid,
+                                               std::string* note = nullptr);
 
 }  // namespace kgym::runner

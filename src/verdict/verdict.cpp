@@ -139,6 +139,16 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     return end(Outcome::policy_rejected, Gate::policy,
                "no top-level class ModelNew: define `class ModelNew(nn.Module)` with the same "
                "constructor arguments as Model");
+  // Gate 2's link check: what the built extensions import, by the names the loader binds (the
+  // source scan reads names as written; an asm label or a macro respells them).
+  if (m.link) {
+    std::vector<std::string> rejects;
+    for (const LinkFinding& f : m.link->findings) {
+      if (f.severity == "reject") rejects.push_back("[" + f.rule_id + "] " + f.message);
+      else v.messages.push_back("[link] [" + f.rule_id + "] " + f.message);
+    }
+    if (!rejects.empty()) return end(Outcome::policy_rejected, Gate::build, "[link] " + join(rejects));
+  }
   if (load.ok && !load.tampered.empty())
     return end(Outcome::contract_violation, Gate::build,
                "[tamper] importing the candidate replaced harness functions or changed precision flags: " +

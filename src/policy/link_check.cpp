@@ -1,0 +1,263 @@
+// The link check (gate 2, after the build): the symbols a candidate's built extension imports,
+// read by the names the dynamic loader binds. The source scan (policy.cpp) reads names as they
+// are written; an asm label, a macro built by token pasting or a weak alias reaches the same
+// symbol under another spelling (red team rt26: a BLAS GEMM, ATen's CPU kernels past the
+// dispatcher and PyRun_SimpleString, each declared under an innocent name). The loader's names
+// cannot be respelled: this check applies the source scan's rules to them, plus rules that only
+// make sense for symbols (families of library, driver-API and Python-interpreter entry points).
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <regex>
+
+#include "cxx_scan.hpp"
+#include "kgym/policy.hpp"
+#include "kgym/subprocess.hpp"
+
+namespace kgym::policy {
+namespace {
+
+bool starts(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+bool starts_any(std::string_view s, std::initializer_list<std::string_view> ps) {
+  return std::any_of(ps.begin(), ps.end(), [&](std::string_view p) { return starts(s, p); });
+}
+
+/// What one symbol is, when a rule concerns it: the rule id and a few words for the message.
+struct SymbolHit {
+  std::string_view rule;
+  std::string what;
+};
+
+// The CUDA driver API entry points an honest kernel uses: tensor maps (TMA descriptors), error
+// strings, device and function queries. Everything else of the driver API (contexts, modules,
+// launches, memory, streams) works beside the runtime the harness synchronises and traces: a
+// context of the candidate's own is not waited for by torch.cuda.synchronize() (red team rt26).
+constexpr std::string_view kDriverAllowed[] = {
+    "cuTensorMapEncode", "cuTensorMapReplace", "cuGetErrorString", "cuGetErrorName", "cuDriverGetVersion",
+    "cuInit", "cuDeviceGet", "cuFuncSetAttribute", "cuFuncGetAttribute", "cuFuncSetCacheConfig",
+    "cuFuncSetSharedMemConfig", "cuOccupancy", "cuPointerGetAttribute", "cuCtxGetCurrent", "cuCtxGetDevice",
+    "cuFuncGetName"};
+
+// at::cuda:: holds both the CUDA helpers an extension needs and ATen's CUDA kernels by operator
+// name (at::cuda::relu, past the dispatcher). The helpers are listed; any other at::cuda name is
+// a kernel.
+constexpr std::string_view kAtCudaHelpers[] = {
+    "getCurrentCUDAStream", "getDefaultCUDAStream", "getStreamFromExternal", "getCurrentDeviceProperties",
+    "getDeviceProperties", "warp_size", "getNumGPUs", "is_available", "device_count", "current_device",
+    "getCUDADeviceAllocator", "getCurrentCUDABlasHandle", "getCurrentCUDABlasLtHandle", "getCurrentCUDASparseHandle",
+    "getCurrentCUDASolverDnHandle", "getChosenWorkspaceSize", "getCUDABlasLtWorkspaceSize", "getCUDABlasLtWorkspace",
+    "detail", "CUDAGeneratorImpl", "getPinnedMemoryAllocator", "canDeviceAccessPeer", "get_p2p_access",
+    "getCurrentCUDAStream", "CUDAEvent", "CUDAStream", "OptionalCUDAGuard", "CUDAGuard", "philox"};
+
+// ATen's per-backend operator namespaces (generated, one function per operator): calling them
+// runs the operator's kernel without the dispatcher, so neither the op trace nor a dispatch hook
+// sees it (red team rt26: at::cpu::_softmax under an asm label).
+constexpr std::string_view kAtenBackendNamespaces[] = {
+    "native", "cpu", "meta", "mps", "xpu", "mkldnn", "compositeexplicitautograd",
+    "compositeexplicitautogradnonfunctional", "compositeimplicitautograd", "compositeimplicitautogradnestedtensor",
+    "quantizedcpu", "quantizedcuda", "sparsecpu", "sparsecuda", "sparsecsrcpu", "sparsecsrcuda",
+    "nestedtensorcpu", "nestedtensorcuda", "sparsemeta", "quantizedmeta"};
+
+const std::regex& fortran_blas() {
+  // s/d/c/z + a BLAS/LAPACK routine + the Fortran underscore (sgemm_, dgesv_, zherk_), and i?amax_.
+  static const std::regex re("^(i?[sdcz][a-z0-9]{2,10}|xerbla|lsame)_$");
+  return re;
+}
+
+std::optional<SymbolHit> c_symbol(std::string_view s) {
+  using namespace std::string_literals;
+  if (starts_any(s, {"__cuda", "__gmon_start__", "_ITM_", "__cxa_", "__gxx_", "_Unwind_"})) return std::nullopt;
+  // The Python interpreter: running code the policy never read, or hooking the harness's own.
+  if (starts_any(s, {"PyRun_", "Py_CompileString", "PyEval_EvalCode", "PyEval_EvalFrame", "_PyEval_EvalFrame",
+                     "PyImport_", "PyMarshal_", "Py_Main", "Py_BytesMain", "Py_RunMain", "PyCode_New",
+                     "PyFunction_New", "Py_Initialize", "Py_NewInterpreter", "Py_EndInterpreter",
+                     "PyThreadState_SetAsyncExc", "Py_AddPendingCall", "PyUnstable_Code_New"}))
+    return SymbolHit{"dynamic_code", "runs or compiles Python code the policy never read"};
+  if (starts_any(s, {"PyEval_SetProfile", "PyEval_SetTrace", "_PyEval_SetProfile", "_PyEval_SetTrace", "PySys_",
+                     "PyEval_GetFrame", "PyEval_GetGlobals", "PyEval_GetLocals", "PyGC_", "PyMonitoring_",
+                     "PyRefTracer_", "PyFunction_AddWatcher", "PyType_AddWatcher", "PyCode_AddWatcher",
+                     "PyDict_AddWatcher", "PyContext_AddWatcher"}))
+    return SymbolHit{"introspection", "hooks or reads the interpreter's own state"};
+  // Code made at run time, and the loader itself.
+  if (starts_any(s, {"nvrtc", "nvJitLink", "nvPTXCompiler", "cudaGetDriverEntryPoint", "cudaLibraryLoad",
+                     "cudaLibraryGet", "dlopen", "dlsym", "dlvsym", "dlmopen", "__libc_dlopen", "__libc_dlsym",
+                     "_dl_", "memfd_create", "mprotect", "pkey_mprotect", "process_vm_", "ptrace"}))
+    return SymbolHit{"dynamic_code", "loads or makes code at run time"};
+  if (starts_any(s, {"cupti", "cudaProfilerStart", "cudaProfilerStop", "cuProfiler"}))
+    return SymbolHit{"introspection", "drives the profiler the harness traces kernels with"};
+  // Graphs replay recorded work without launching it; streams and events are left to the source
+  // scan and the kernel trace, since every extension that uses c10's CUDA device guard imports
+  // the guard's stream-pool and event functions (its vtable), used or not.
+  if (starts(s, "cudaGraph") || starts(s, "cudaStreamBeginCapture") || starts(s, "cudaStreamEndCapture"))
+    return SymbolHit{"streams_events_graphs", "CUDA graphs"};
+  if (s.size() > 2 && starts(s, "cu") && std::isupper(static_cast<unsigned char>(s[2]))) {
+    for (std::string_view ok : kDriverAllowed)
+      if (starts(s, ok)) return std::nullopt;
+    return SymbolHit{"dynamic_code", "the CUDA driver API beside the runtime (contexts, modules, launches, memory)"};
+  }
+  // Library compute: CUDA math libraries, CPU BLAS/LAPACK, oneDNN.
+  if (starts_any(s, {"cublas", "cudnn", "cufft", "cusparse", "cusolver", "curand", "cutensor", "nccl",
+                     "cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "openblas_", "goto_", "dnnl_", "mkldnn_",
+                     "libxsmm_", "bli_", "flexiblas_", "nvpl"}))
+    return SymbolHit{"cpp_library_compute", "a library compute routine"};
+  if (std::regex_match(s.begin(), s.end(), fortran_blas()))
+    return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};
+  // The source scan's names (threads, processes, files, streams, L2 persistence, ...), and the
+  // large-file and internal spellings of the same calls.
+  std::string base(s);
+  for (std::string_view suffix : {"64"})
+    if (base.size() > suffix.size() && base.ends_with(suffix) &&
+        (starts_any(base, {"open", "fopen", "mmap", "creat", "freopen"})))
+      base.resize(base.size() - suffix.size());
+  if (starts(base, "__")) {
+    const std::string bare = base.substr(2);
+    for (const auto& [rule, names] : detail::cxx_name_rules())
+      if (names.count(bare)) base = bare;
+  }
+  for (const auto& [rule, names] : detail::cxx_name_rules())
+    if (rule != "precision_downgrade" && rule != "streams_events_graphs" && names.count(base))
+      return SymbolHit{rule, rule == "l2_persistence" ? "persisting-L2 settings" : "a C library call"};
+  static const std::set<std::string, std::less<>> kMore = {"execveat", "fexecve", "forkpty", "daemon", "clone3",
+                                                          "pthread_kill", "tgkill", "tkill", "sigqueue",
+                                                          "timer_create", "thrd_create", "pidfd_open",
+                                                          "pidfd_send_signal", "setitimer"};
+  if (kMore.count(base)) return SymbolHit{"threads_processes_async", "a C library call"};
+  return std::nullopt;
+}
+
+/// The qualified name of a demangled function or object ("float* at::TensorBase::data_ptr<float>()
+/// const" -> "at::TensorBase::data_ptr"), template arguments and parameters dropped.
+std::string qualified_name(std::string_view d) {
+  for (std::string_view p : {"vtable for ", "typeinfo for ", "typeinfo name for ", "VTT for ",
+                             "construction vtable for ", "non-virtual thunk to ", "virtual thunk to ",
+                             "guard variable for ", "TLS init function for ", "TLS wrapper function for ",
+                             "covariant return thunk to "})
+    if (starts(d, p)) d.remove_prefix(p.size());
+  std::string out;
+  int depth = 0;
+  for (char ch : d) {
+    if (ch == '<') ++depth;
+    else if (ch == '>') depth = std::max(0, depth - 1);
+    else if (depth == 0 && ch == '(') break;
+    else if (depth == 0 && ch == ' ') out.clear();  // a return type before the name
+    else if (depth == 0) out += ch;
+  }
+  return out;
+}
+
+std::vector<std::string> components(const std::string& q) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t pos; (pos = q.find("::", start)) != std::string::npos; start = pos + 2) parts.push_back(q.substr(start, pos - start));
+  parts.push_back(q.substr(start));
+  return parts;
+}
+
+std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
+  const std::string q = qualified_name(demangled);
+  const auto c = components(q);
+  if (c.empty()) return std::nullopt;
+  const std::string& last = c.back();
+  const std::string_view ns = c[0];
+  if (ns == "at" && c.size() > 2) {
+    const std::string& sub = c[1];
+    for (std::string_view b : kAtenBackendNamespaces)
+      if (sub == b) return SymbolHit{"private_torch_internals", "ATen's kernels called past the dispatcher"};
+    if (sub == "cuda") {
+      if (c.size() > 2 && c[2] == "blas") return SymbolHit{"cpp_library_compute", "ATen's cuBLAS wrappers"};
+      bool helper = false;
+      for (std::string_view h : kAtCudaHelpers) helper = helper || c[2] == h;
+      if (!helper) return SymbolHit{"private_torch_internals", "ATen's CUDA kernels called past the dispatcher"};
+    }
+  }
+  if ((ns == "at" || ns == "c10") && q.find("redispatch") != std::string::npos)
+    return SymbolHit{"private_torch_internals", "a redispatch skips the dispatch keys that trace operators"};
+  // (TORCH_LIBRARY's schema parser is torch::jit's too: registering an op of one's own is allowed)
+  if (ns == "torch" && c.size() > 2 && c[1] == "jit" && !starts(last, "parseSchema") && last != "parseName")
+    return SymbolHit{"dynamic_code", "TorchScript from C++"};
+  if ((ns == "torch" && c.size() > 2 && (c[1] == "profiler" || (c[1] == "autograd" && c[2] == "profiler"))) ||
+      (ns == "at" && q.find("RecordFunction") != std::string::npos) || (ns == "at" && starts(last, "record_function")))
+    return SymbolHit{"introspection", "the operator trace's switches"};
+  if (ns == "std") {
+    if (q.find("std::thread") == 0 || q.find("std::jthread") == 0)
+      return SymbolHit{"threads_processes_async", "C++ threads"};
+    for (std::string_view f : {"basic_ofstream", "basic_ifstream", "basic_fstream", "basic_filebuf", "filesystem"})
+      if (q.find(f) != std::string::npos) return SymbolHit{"file_network_env", "C++ file streams"};
+    return std::nullopt;
+  }
+  // Torch's and c10's own names that the source scan lists (the RecordFunction switches): only
+  // that rule, since ATen's names include clone, fill and the like, and c10's CUDA device guard
+  // imports the stream-pool functions whether they are used or not.
+  for (const auto& [rule, names] : detail::cxx_name_rules())
+    if (rule == "introspection" && names.count(last)) return SymbolHit{rule, "the operator trace's switches"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string demangle(const std::string& symbol) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : symbol;
+}
+
+std::optional<std::vector<std::string>> undefined_symbols(const std::string& path, std::string* error) {
+  ProcessResult r = run_process({"nm", "-D", "--undefined-only", "--format=posix", path}, 30000);
+  if (!r.ok()) {
+    if (error)
+      *error = !r.started ? "nm could not run (" + r.error + "); install GNU binutils"
+                          : "nm failed on " + path + ": " + r.err.substr(0, 300);
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < r.out.size()) {
+    size_t end = r.out.find('\n', start);
+    if (end == std::string::npos) end = r.out.size();
+    std::string_view line(r.out.data() + start, end - start);
+    start = end + 1;
+    std::string name(line.substr(0, line.find(' ')));
+    if (auto at = name.find('@'); at != std::string::npos) name.resize(at);
+    if (!name.empty()) out.push_back(std::move(name));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,
+                                          Profile profile) {
+  // One finding per rule, naming the first few symbols.
+  std::map<std::string_view, std::vector<std::pair<std::string, std::string>>> hits;  // rule -> (symbol, what)
+  for (const std::string& s : symbols) {
+    std::optional<SymbolHit> hit = starts(s, "_Z") ? cxx_symbol(demangle(s)) : c_symbol(s);
+    if (hit) hits[hit->rule].push_back({starts(s, "_Z") ? qualified_name(demangle(s)) : s, hit->what});
+  }
+  std::vector<Finding> out;
+  for (auto& [rule_id, whats] : hits) {
+    const Rule* rule = find_rule(rule_id);
+    if (!rule) continue;
+    const std::optional<Severity> severity = rule->in(profile);
+    if (!severity) continue;
+    std::sort(whats.begin(), whats.end());
+    whats.erase(std::unique(whats.begin(), whats.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+                whats.end());
+    std::string list;
+    for (size_t i = 0; i < whats.size() && i < 4; ++i) list += (i ? ", " : "") + whats[i].first;
+    if (whats.size() > 4) list += " and " + std::to_string(whats.size() - 4) + " more";
+    Finding f;
+    f.rule_id = std::string(rule_id);
+    f.severity = *severity;
+    f.message = "the built extension " + std::string(extension) + " imports " + list + " (" + whats.front().second +
+                "): " + std::string(rule->message);
+    f.snippet = list.substr(0, 120);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace kgym::policy

@@ -1,0 +1,165 @@
+// The link check (gate 2): the undefined dynamic symbols of a candidate's built extension, judged
+// by the loader's names. The symbol lists in tests/data/link are `nm -D --undefined-only` of real
+// load_inline builds (torch 2.11.0): kgym's honest CPU and CUDA extensions and red teams rt24 to
+// rt26's hacks, whose sources spelled the symbols so that the source scan had to be taught each.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../../src/runner/proctree.hpp"
+#include "kgym/policy.hpp"
+#include "kgym/subprocess.hpp"
+
+namespace {
+using namespace kgym::policy;
+namespace fs = std::filesystem;
+
+std::vector<std::string> recorded(const std::string& name) {
+  std::ifstream f(fs::path(KGYM_TEST_DATA_DIR) / "link" / (name + ".txt"));
+  EXPECT_TRUE(f.good()) << name;
+  std::vector<std::string> v;
+  for (std::string l; std::getline(f, l);)
+    if (!l.empty()) v.push_back(l);
+  return v;
+}
+
+std::vector<std::string> rules(const std::vector<Finding>& fs, Severity only = Severity::reject) {
+  std::vector<std::string> out;
+  for (const auto& f : fs)
+    if (f.severity == only) out.push_back(f.rule_id);
+  return out;
+}
+
+TEST(LinkCheck, HonestExtensionsImportNothingForbidden) {
+  // A CUDA extension with c10's device guard (whose vtable imports the stream pool and events),
+  // the current stream, device properties, occupancy and launch checks; CPU loops; an op of
+  // the candidate's own registered with TORCH_LIBRARY (torch::jit::parseSchema).
+  for (const char* name : {"honest_cuda_rep", "kgym_cpu_relu_honest", "relu_cpp_ext", "rt26_honest_loop",
+                           "rt24_relu_plain", "rt24_relu_rows", "rt25_own_ns2"})
+    for (Profile p : {Profile::strict, Profile::hybrid, Profile::kernelbench})
+      EXPECT_TRUE(check_linked_symbols(recorded(name), name, p).empty()) << name << " " << to_string(p);
+}
+
+TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
+  const std::vector<std::pair<const char*, const char*>> expected = {
+      {"rt26_asm_label_mm", "cpp_library_compute"},        // sgemm_ under an asm label
+      {"rt26_asm_label_relu", "private_torch_internals"},  // at::cpu::clamp_min
+      {"rt26_asm_label_softmax", "private_torch_internals"},
+      {"rt26_capi_full", "dynamic_code"},                  // PyRun_SimpleString
+      {"rt26_capi_wallpatch", "dynamic_code"},
+      {"rt24_redispatch_relu", "private_torch_internals"}, // at::_ops::relu::redispatch
+      {"rt24_redispatch_mm", "private_torch_internals"},
+      {"rt25_macro_softmax", "private_torch_internals"},
+      {"rt25_stub_gemm", "private_torch_internals"},       // at::native::DispatchStub
+      {"rt25_stub_relu", "private_torch_internals"}};
+  for (const auto& [name, rule] : expected) {
+    const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
+    EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
+    ASSERT_FALSE(found.empty()) << name;
+    EXPECT_NE(found[0].message.find(name), std::string::npos) << found[0].message;
+  }
+  const auto mm = check_linked_symbols(recorded("rt26_asm_label_mm"), "x.so", Profile::strict);
+  ASSERT_EQ(mm.size(), 1u);
+  EXPECT_NE(mm[0].message.find("sgemm_"), std::string::npos) << mm[0].message;
+}
+
+TEST(LinkCheck, SymbolFamilies) {
+  auto rule_of = [](const std::string& sym, Profile p = Profile::strict) {
+    const auto f = check_linked_symbols({sym}, "ext.so", p);
+    return f.empty() ? std::string() : f[0].rule_id;
+  };
+  // The driver API beside the runtime (red team rt26's lead: a context of its own), run-time code.
+  EXPECT_EQ(rule_of("cuCtxCreate_v2"), "dynamic_code");
+  EXPECT_EQ(rule_of("cuModuleLoadData"), "dynamic_code");
+  EXPECT_EQ(rule_of("cuLaunchKernel"), "dynamic_code");
+  EXPECT_EQ(rule_of("nvrtcCompileProgram"), "dynamic_code");
+  EXPECT_EQ(rule_of("cudaGetDriverEntryPoint"), "dynamic_code");
+  EXPECT_EQ(rule_of("dlsym"), "dynamic_code");
+  EXPECT_EQ(rule_of("PyEval_EvalCode"), "dynamic_code");
+  EXPECT_EQ(rule_of("PyImport_ImportModule"), "dynamic_code");
+  EXPECT_EQ(rule_of("_ZN5torch3jit7compileERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"), "dynamic_code");
+  // ... but tensor maps and queries are what an honest Hopper kernel uses.
+  EXPECT_EQ(rule_of("cuTensorMapEncodeTiled"), "");
+  EXPECT_EQ(rule_of("cuGetErrorString"), "");
+  EXPECT_EQ(rule_of("cudaLaunchKernel"), "");
+  EXPECT_EQ(rule_of("__cudaRegisterFunction"), "");
+  // Library compute, by family.
+  EXPECT_EQ(rule_of("cublasSgemm_v2"), "cpp_library_compute");
+  EXPECT_EQ(rule_of("cublasLtMatmul"), "cpp_library_compute");
+  EXPECT_EQ(rule_of("cudnnConvolutionForward"), "cpp_library_compute");
+  EXPECT_EQ(rule_of("cblas_sgemm"), "cpp_library_compute");
+  EXPECT_EQ(rule_of("dgemm_"), "cpp_library_compute");
+  EXPECT_EQ(rule_of("dnnl_sgemm"), "cpp_library_compute");
+  // ATen's kernels past the dispatcher; its CUDA helpers are allowed.
+  EXPECT_EQ(rule_of("_ZN2at4cuda4reluERKNS_6TensorE"), "private_torch_internals");
+  EXPECT_EQ(rule_of("_ZN2at3cpu4reluERKNS_6TensorE"), "private_torch_internals");
+  EXPECT_EQ(rule_of("_ZN2at4cuda20getCurrentCUDAStreamEa"), "");
+  // Threads, files, hooks, graphs, persisting L2.
+  EXPECT_EQ(rule_of("pthread_create"), "threads_processes_async");
+  EXPECT_EQ(rule_of("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE"),
+            "threads_processes_async");
+  EXPECT_EQ(rule_of("fopen64"), "file_network_env");
+  EXPECT_EQ(rule_of("system"), "subprocess_system");
+  EXPECT_EQ(rule_of("PyEval_SetProfile"), "introspection");
+  EXPECT_EQ(rule_of("cuptiActivityDisable"), "introspection");
+  EXPECT_EQ(rule_of("cudaGraphLaunch"), "streams_events_graphs");
+  EXPECT_EQ(rule_of("cudaStreamSetAttribute"), "l2_persistence");
+  // The C library's and the C++ runtime's ordinary calls.
+  for (const char* ok : {"memcpy", "strlen", "malloc", "__cxa_throw", "expf", "cudaEventCreateWithFlags",
+                         "cudaStreamWaitEvent", "PyObject_CallObject", "PyEval_GetBuiltins"})
+    EXPECT_EQ(rule_of(ok), "") << ok;
+  // Profiles: the kernelbench profile does not run the library rule, off runs nothing.
+  EXPECT_EQ(rule_of("cublasSgemm_v2", Profile::kernelbench), "");
+  EXPECT_EQ(rule_of("dlsym", Profile::off), "");
+}
+
+TEST(LinkCheck, DemangleAndReadARealObject) {
+  EXPECT_EQ(demangle("_ZN2at3cpu4reluERKNS_6TensorE"), "at::cpu::relu(at::Tensor const&)");
+  EXPECT_EQ(demangle("sgemm_"), "sgemm_");
+  // A declaration bound by an asm label: the source names `hidden`, the object imports sgemm_.
+  const fs::path dir = fs::temp_directory_path() / ("kgym_link_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream(dir / "t.cpp") << "extern \"C\" void hidden(float*) __asm__(\"sg\" \"emm_\");\n"
+                                    "extern \"C\" void entry(float* x) { hidden(x); }\n";
+  }
+  const auto built = kgym::run_process({"g++", "-shared", "-fPIC", "-o", (dir / "t.so").string(), (dir / "t.cpp").string()},
+                                       60000);
+  ASSERT_TRUE(built.ok()) << built.err << built.error;
+  std::string error;
+  const auto symbols = undefined_symbols((dir / "t.so").string(), &error);
+  ASSERT_TRUE(symbols) << error;
+  EXPECT_NE(std::find(symbols->begin(), symbols->end(), "sgemm_"), symbols->end());
+  EXPECT_EQ(rules(check_linked_symbols(*symbols, "t.so", Profile::strict)), std::vector<std::string>{"cpp_library_compute"});
+  EXPECT_FALSE(undefined_symbols((dir / "t.cpp").string(), &error));  // not an object: nm fails, and says so
+  EXPECT_FALSE(error.empty());
+
+  // runner::candidate_objects: the file is listed; once this process maps it, it is `loaded`;
+  // once deleted while mapped, `replaced`.
+  auto find = [&](const std::vector<kgym::runner::CandidateObject>& objs) {
+    for (const auto& o : objs)
+      if (o.path.filename() == "t.so") return std::optional<kgym::runner::CandidateObject>(o);
+    return std::optional<kgym::runner::CandidateObject>();
+  };
+  auto listed = find(kgym::runner::candidate_objects({dir}, ::getpid()));
+  ASSERT_TRUE(listed);
+  EXPECT_FALSE(listed->loaded);
+  void* handle = ::dlopen((dir / "t.so").c_str(), RTLD_LAZY | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  listed = find(kgym::runner::candidate_objects({dir}, ::getpid()));
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(listed->loaded);
+  EXPECT_FALSE(listed->replaced);
+  fs::remove(dir / "t.so");
+  listed = find(kgym::runner::candidate_objects({dir}, ::getpid()));
+  ASSERT_TRUE(listed);
+  EXPECT_TRUE(listed->replaced);
+  ::dlclose(handle);
+  fs::remove_all(dir);
+}
+
+}  // namespace
