@@ -27,7 +27,7 @@ torch::Tensor relu_fwd(torch::Tensor x) {
     cuDeviceGet(&dev, x.get_device());
     CUcontext current;
     cuCtxGetCurrent(&current);
-    cuCtxCreate(&own, 0, dev);
+    cuCtxCreate(&own, nullptr, 0, dev);  // CUDA 13: (context, params, flags, device)
     cuCtxSetCurrent(current);
   }
   auto xc = x.contiguous();
