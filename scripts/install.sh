@@ -3,7 +3,7 @@
 # pinned Python packages (torch 2.11.0, as on the GPU machine). Idempotent and quiet when done.
 set -euo pipefail
 
-APT_PACKAGES=(cmake g++ make nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+APT_PACKAGES=(cmake g++ binutils make nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
               libssl-dev libgtest-dev libboost-dev libsqlite3-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
