@@ -7,6 +7,7 @@
 #include <fstream>
 #include <mutex>
 #include <regex>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -168,6 +169,7 @@ void run_eval(EvalArgs& a) {
 
   // Output: verdicts are appended and flushed one by one, so an interrupted run keeps them.
   std::set<std::pair<std::string, std::string>> done;
+  std::map<std::pair<std::string, std::string>, nlohmann::json> kept;  // --resume: for the summary
   if (a.out.empty()) a.out = "kgym-verdicts.jsonl";
   if (a.resume && fs::exists(a.out)) {
     std::ifstream in(a.out);
@@ -175,7 +177,9 @@ void run_eval(EvalArgs& a) {
     while (std::getline(in, line)) {
       try {
         auto j = nlohmann::json::parse(line);
-        done.emplace(j.value("task_id", ""), j.value("candidate_id", ""));
+        std::pair<std::string, std::string> key{j.value("task_id", ""), j.value("candidate_id", "")};
+        done.insert(key);
+        kept[key] = std::move(j);
       } catch (const nlohmann::json::exception&) {
         // a torn last line from an interrupted run: it is re-evaluated
       }
@@ -296,8 +300,18 @@ void run_eval(EvalArgs& a) {
   }
 
   std::vector<Evaluation> todo;
-  for (auto& e : evals)
-    if (!done.count({e.task.id, e.candidate.id})) todo.push_back(std::move(e));
+  std::vector<Verdict> kept_verdicts;  // --resume: this selection's verdicts already in --out
+  for (auto& e : evals) {
+    if (!done.count({e.task.id, e.candidate.id})) {
+      todo.push_back(std::move(e));
+      continue;
+    }
+    try {
+      kept_verdicts.push_back(kept.at({e.task.id, e.candidate.id}).get<Verdict>());
+    } catch (const std::exception&) {
+      // a line of another shape: it is kept in the file, not summarised
+    }
+  }
   std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s\n", todo.size(), a.device.c_str());
   if (a.resume && candidates_total > todo.size())  // (fresh-user run: "0 candidate(s)" said nothing of why)
     std::fprintf(stderr, "kgym eval: --resume: %zu already judged in %s, kept and not judged again\n",
@@ -345,7 +359,16 @@ void run_eval(EvalArgs& a) {
     for (auto& st : stores) st->write_manifest(patch);
   }
 
-  std::printf("\n%s", render_summary(summarize(verdicts)).c_str());
+  if (!kept_verdicts.empty()) {
+    // The summary covers the whole selection: what was judged now and what --resume kept (the
+    // fresh-user trial read a resumed run's summary of its last few verdicts as the whole run's).
+    std::printf("\n(summary of %zu verdicts: %zu judged now, %zu kept from %s)", verdicts.size() + kept_verdicts.size(),
+                verdicts.size(), kept_verdicts.size(), a.out.c_str());
+    kept_verdicts.insert(kept_verdicts.end(), verdicts.begin(), verdicts.end());
+    std::printf("\n%s", render_summary(summarize(kept_verdicts)).c_str());
+  } else {
+    std::printf("\n%s", render_summary(summarize(verdicts)).c_str());
+  }
   std::printf("verdicts: %s\n", a.out.c_str());
 }
 

@@ -88,8 +88,12 @@ expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
 n1=$(wc -l < "$T/r.jsonl")
 head -n 1 "$T/r.jsonl" > "$T/r2.jsonl"; printf '{"torn' >> "$T/r2.jsonl"
-"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >/dev/null 2>"$T/resume.err"
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r2.jsonl" --resume --no-timing -q >"$T/resume.out" 2>"$T/resume.err"
 if ! grep -q -- "--resume: 1 already judged" "$T/resume.err"; then echo "FAIL: --resume did not say what it kept:"; cat "$T/resume.err"; fail=1; else echo "ok: --resume says what it kept"; fi
+# ... and its summary covers the whole selection, the kept verdict too (fresh-user trial, session 16)
+if ! grep -q "summary of 3 verdicts: 2 judged now, 1 kept" "$T/resume.out" || ! grep -qE "^total +3$" "$T/resume.out"; then
+  echo "FAIL: the --resume summary does not cover the kept verdict:"; cat "$T/resume.out"; fail=1
+else echo "ok: --resume summary covers all 3"; fi
 n2=$(grep -c '"outcome"' "$T/r2.jsonl")
 if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
 # The built-in default (no --suite/--candidates) holds the examples and the generated default
