@@ -70,10 +70,15 @@ const std::regex& fortran_blas() {
 
 std::optional<SymbolHit> c_symbol(std::string_view s) {
   using namespace std::string_literals;
+  // pybind11's own headers import PyImport_ImportModule (py::print imports sys, red team rt27's
+  // false rejection) and PyImport_AddModule (py::globals, def_submodule): allowed here; the source
+  // scan rejects them when the candidate's C++ names them.
+  if (s == "PyImport_ImportModule" || starts(s, "PyImport_AddModule")) return std::nullopt;
   if (starts_any(s, {"__cuda", "__gmon_start__", "_ITM_", "__cxa_", "__gxx_", "_Unwind_"})) return std::nullopt;
   // The Python interpreter: running code the policy never read, or hooking the harness's own.
   if (starts_any(s, {"PyRun_", "Py_CompileString", "PyEval_EvalCode", "PyEval_EvalFrame", "_PyEval_EvalFrame",
-                     "PyImport_", "PyMarshal_", "Py_Main", "Py_BytesMain", "Py_RunMain", "PyCode_New",
+                     "PyImport_Import", "PyImport_Exec", "PyImport_Reload", "PyImport_AppendInittab",
+                     "PyImport_ExtendInittab", "PyImport_ImportModuleLevel", "PyMarshal_", "Py_Main", "Py_BytesMain", "Py_RunMain", "PyCode_New",
                      "PyFunction_New", "Py_Initialize", "Py_NewInterpreter", "Py_EndInterpreter",
                      "PyThreadState_SetAsyncExc", "Py_AddPendingCall", "PyUnstable_Code_New"}))
     return SymbolHit{"dynamic_code", "runs or compiles Python code the policy never read"};
@@ -85,7 +90,7 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
   // Code made at run time, and the loader itself.
   if (starts_any(s, {"nvrtc", "nvJitLink", "nvPTXCompiler", "cudaGetDriverEntryPoint", "cudaLibraryLoad",
                      "cudaLibraryGet", "dlopen", "dlsym", "dlvsym", "dlmopen", "__libc_dlopen", "__libc_dlsym",
-                     "_dl_", "memfd_create", "mprotect", "pkey_mprotect", "process_vm_", "ptrace"}))
+                     "memfd_create", "mprotect", "pkey_mprotect", "process_vm_", "ptrace"}))
     return SymbolHit{"dynamic_code", "loads or makes code at run time"};
   if (starts_any(s, {"cupti", "cudaProfilerStart", "cudaProfilerStop", "cuProfiler"}))
     return SymbolHit{"introspection", "drives the profiler the harness traces kernels with"};
@@ -106,26 +111,11 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
     return SymbolHit{"cpp_library_compute", "a library compute routine"};
   if (std::regex_match(s.begin(), s.end(), fortran_blas()))
     return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};
-  // The source scan's names (threads, processes, files, streams, L2 persistence, ...), and the
-  // large-file and internal spellings of the same calls.
-  std::string base(s);
-  for (std::string_view suffix : {"64"})
-    if (base.size() > suffix.size() && base.ends_with(suffix) &&
-        (starts_any(base, {"open", "fopen", "mmap", "creat", "freopen"})))
-      base.resize(base.size() - suffix.size());
-  if (starts(base, "__")) {
-    const std::string bare = base.substr(2);
-    for (const auto& [rule, names] : detail::cxx_name_rules())
-      if (names.count(bare)) base = bare;
-  }
+  // Of the source scan's C names only the persisting-L2 settings: files, threads and processes
+  // are the sandbox's (Landlock, seccomp, the thread census), and the toolchain's own code imports
+  // such calls (honest CUDA extensions built on the H200 import open, secure_getenv and syscall).
   for (const auto& [rule, names] : detail::cxx_name_rules())
-    if (rule != "precision_downgrade" && rule != "streams_events_graphs" && names.count(base))
-      return SymbolHit{rule, rule == "l2_persistence" ? "persisting-L2 settings" : "a C library call"};
-  static const std::set<std::string, std::less<>> kMore = {"execveat", "fexecve", "forkpty", "daemon", "clone3",
-                                                          "pthread_kill", "tgkill", "tkill", "sigqueue",
-                                                          "timer_create", "thrd_create", "pidfd_open",
-                                                          "pidfd_send_signal", "setitimer"};
-  if (kMore.count(base)) return SymbolHit{"threads_processes_async", "a C library call"};
+    if (rule == "l2_persistence" && names.count(s)) return SymbolHit{rule, "persisting-L2 settings"};
   return std::nullopt;
 }
 
@@ -154,6 +144,8 @@ std::vector<std::string> components(const std::string& q) {
   size_t start = 0;
   for (size_t pos; (pos = q.find("::", start)) != std::string::npos; start = pos + 2) parts.push_back(q.substr(start, pos - start));
   parts.push_back(q.substr(start));
+  for (std::string& p : parts)  // ABI tags: get_env[abi:cxx11] -> get_env
+    if (auto tag = p.find("[abi:"); tag != std::string::npos) p.resize(tag);
   return parts;
 }
 
@@ -174,6 +166,18 @@ std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
       if (!helper) return SymbolHit{"private_torch_internals", "ATen's CUDA kernels called past the dispatcher"};
     }
   }
+  // Torch's own exports that wrap the loader, threads and the environment (red team rt27:
+  // at::DynamicLibrary is dlopen/dlsym under another name; at::launch runs work on the inter-op
+  // thread pool; c10::utils::get_env reads the environment).
+  if (std::find(c.begin(), c.end(), "DynamicLibrary") != c.end())
+    return SymbolHit{"dynamic_code", "torch's wrapper of the loader (dlopen, dlsym)"};
+  if ((ns == "at" && (last == "launch" || last == "intraop_launch" || last == "launch_no_thread_state")) ||
+      (ns == "c10" && (std::find(c.begin(), c.end(), "ThreadPool") != c.end() ||
+                       std::find(c.begin(), c.end(), "TaskThreadPool") != c.end() ||
+                       std::find(c.begin(), c.end(), "TaskThreadPoolBase") != c.end())))
+    return SymbolHit{"threads_processes_async", "torch's thread pools"};
+  if (ns == "c10" && c.size() > 2 && c[1] == "utils" && (last == "get_env" || last == "set_env" || last == "has_env"))
+    return SymbolHit{"file_network_env", "the environment"};
   if ((ns == "at" || ns == "c10") && q.find("redispatch") != std::string::npos)
     return SymbolHit{"private_torch_internals", "a redispatch skips the dispatch keys that trace operators"};
   // (TORCH_LIBRARY's schema parser is torch::jit's too: registering an op of one's own is allowed)
@@ -182,13 +186,6 @@ std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
   if ((ns == "torch" && c.size() > 2 && (c[1] == "profiler" || (c[1] == "autograd" && c[2] == "profiler"))) ||
       (ns == "at" && q.find("RecordFunction") != std::string::npos) || (ns == "at" && starts(last, "record_function")))
     return SymbolHit{"introspection", "the operator trace's switches"};
-  if (ns == "std") {
-    if (q.find("std::thread") == 0 || q.find("std::jthread") == 0)
-      return SymbolHit{"threads_processes_async", "C++ threads"};
-    for (std::string_view f : {"basic_ofstream", "basic_ifstream", "basic_fstream", "basic_filebuf", "filesystem"})
-      if (q.find(f) != std::string::npos) return SymbolHit{"file_network_env", "C++ file streams"};
-    return std::nullopt;
-  }
   // Torch's and c10's own names that the source scan lists (the RecordFunction switches): only
   // that rule, since ATen's names include clone, fill and the like, and c10's CUDA device guard
   // imports the stream-pool functions whether they are used or not.

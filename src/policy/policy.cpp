@@ -1849,6 +1849,8 @@ void Analysis::match_cxx() {
         // A symbol's name spelled as a string (adjacent literals joined): a mangled C++ name
         // (_ZN2at...) or the Python C-API, for an asm label, a weakref or a symbol lookup (red
         // team rt26: "_ZN2at" "3cpu8_softmax..." reached ATen's kernels past the dispatcher).
+        for (std::string_view dunder : {"__globals__", "__builtins__", "__code__", "__dict__", "__closure__", "f_globals"})
+          if (s.find(dunder) != std::string::npos) hit("dynamic_code", "\"" + std::string(dunder) + "\" in C++ (Python internals)");
         if (s.rfind("_Z", 0) == 0 || s.find("_ZN") != std::string::npos || s.rfind("PyRun_", 0) == 0 ||
             s.rfind("PyEval_", 0) == 0 || s.rfind("PyImport_", 0) == 0 || s.rfind("PySys_", 0) == 0 ||
             s.rfind("PyObject_", 0) == 0 || s.rfind("PyFrame_", 0) == 0)
@@ -1876,7 +1878,9 @@ void Analysis::match_cxx() {
         if (rule == "threads_processes_async" && w == "jthread" && !(i > 1 && tk[i - 2].text == "std")) continue;
         hit(rule, w);
       }
-      if ((w == "thread" || w == "async") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std")
+      // (std::thread::hardware_concurrency() only asks the core count: red team rt27's false rejection)
+      if ((w == "thread" || w == "async") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std" &&
+          !(i + 2 < tk.size() && tk[i + 1].text == "::" && tk[i + 2].text == "hardware_concurrency"))
         hit("threads_processes_async", "std::" + w);
       // ... and unqualified after `using namespace std;` (red team: `thread t(work);`)
       if ((w == "thread" || w == "async" || w == "jthread") && using_std && !(i > 0 && (tk[i - 1].text == "::" ||
@@ -1889,6 +1893,22 @@ void Analysis::match_cxx() {
           tk[i + 1].text == "(")
         hit("dynamic_code", ".attr() (Python attribute access from C++)");
       if (w == "system" && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "std") hit("subprocess_system", "std::system");
+      // Torch's own wrappers of the loader, its thread pools and the environment (red team rt27:
+      // at::DynamicLibrary reached at::cpu::clamp_min and PyRun_SimpleString by names built at run
+      // time; at::launch ran the work on the inter-op pool; c10::utils::get_env read the
+      // environment). Python attributes through pybind11's free functions (py::getattr(f,
+      // "__globals__")["__builtins__"]["exec"]) as through .attr().
+      if (w == "DynamicLibrary") hit("dynamic_code", "at::DynamicLibrary (torch's dlopen/dlsym)");
+      if ((w == "launch" || w == "intraop_launch" || w == "launch_no_thread_state") && i >= 2 && tk[i - 1].text == "::" &&
+          (tk[i - 2].text == "at" || tk[i - 2].text == "internal"))
+        hit("threads_processes_async", "at::" + w + " (torch's thread pool)");
+      if ((w == "ThreadPool" || w == "TaskThreadPool" || w == "TaskThreadPoolBase" || w == "get_pool_by_thread_id") &&
+          i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "c10")
+        hit("threads_processes_async", "c10::" + w);
+      if ((w == "get_env" || w == "set_env" || w == "has_env") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "utils")
+        hit("file_network_env", "c10::utils::" + w);
+      if ((w == "getattr" || w == "setattr" || w == "hasattr" || w == "delattr") && i + 1 < tk.size() && tk[i + 1].text == "(")
+        hit("dynamic_code", w + "() (Python attribute access from C++)");
       // An asm label binds a declaration to another symbol (`void f(...) __asm__("sgemm_");`: a
       // BLAS GEMM, ATen's kernels past the dispatcher, PyRun_SimpleString, each under an
       // innocent name; red team rt26, strict passed), as do `#pragma redefine_extname` and the

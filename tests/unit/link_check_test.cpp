@@ -38,8 +38,11 @@ TEST(LinkCheck, HonestExtensionsImportNothingForbidden) {
   // A CUDA extension with c10's device guard (whose vtable imports the stream pool and events),
   // the current stream, device properties, occupancy and launch checks; CPU loops; an op of
   // the candidate's own registered with TORCH_LIBRARY (torch::jit::parseSchema).
+  // Red team rt27's honest styles: OpenMP, at::parallel_for with AT_DISPATCH, std algorithms and
+  // iostreams, pybind11::print.
   for (const char* name : {"honest_cuda_rep", "kgym_cpu_relu_honest", "relu_cpp_ext", "rt26_honest_loop",
-                           "rt24_relu_plain", "rt24_relu_rows", "rt25_own_ns2"})
+                           "rt24_relu_plain", "rt24_relu_rows", "rt25_own_ns2", "fr_openmp", "fr_parallel_for_dispatch",
+                           "fr_std_algo_cout", "fr_pyprint"})
     for (Profile p : {Profile::strict, Profile::hybrid, Profile::kernelbench})
       EXPECT_TRUE(check_linked_symbols(recorded(name), name, p).empty()) << name << " " << to_string(p);
 }
@@ -55,13 +58,19 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
       {"rt24_redispatch_mm", "private_torch_internals"},
       {"rt25_macro_softmax", "private_torch_internals"},
       {"rt25_stub_gemm", "private_torch_internals"},       // at::native::DispatchStub
-      {"rt25_stub_relu", "private_torch_internals"}};
+      {"rt25_stub_relu", "private_torch_internals"},
+      {"rt27_dynlib_atcpu", "dynamic_code"},               // at::DynamicLibrary: torch's dlopen/dlsym
+      {"rt27_dynlib_pyrun", "dynamic_code"}};
   for (const auto& [name, rule] : expected) {
     const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
     EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
     ASSERT_FALSE(found.empty()) << name;
     EXPECT_NE(found[0].message.find(name), std::string::npos) << found[0].message;
   }
+  // at::launch (the inter-op pool) and c10::utils::get_env[abi:cxx11] (the environment).
+  std::vector<std::string> launch_env = rules(check_linked_symbols(recorded("rt27_at_launch_env"), "x.so", Profile::strict));
+  std::sort(launch_env.begin(), launch_env.end());
+  EXPECT_EQ(launch_env, (std::vector<std::string>{"file_network_env", "threads_processes_async"}));
   const auto mm = check_linked_symbols(recorded("rt26_asm_label_mm"), "x.so", Profile::strict);
   ASSERT_EQ(mm.size(), 1u);
   EXPECT_NE(mm[0].message.find("sgemm_"), std::string::npos) << mm[0].message;
@@ -80,7 +89,12 @@ TEST(LinkCheck, SymbolFamilies) {
   EXPECT_EQ(rule_of("cudaGetDriverEntryPoint"), "dynamic_code");
   EXPECT_EQ(rule_of("dlsym"), "dynamic_code");
   EXPECT_EQ(rule_of("PyEval_EvalCode"), "dynamic_code");
-  EXPECT_EQ(rule_of("PyImport_ImportModule"), "dynamic_code");
+  EXPECT_EQ(rule_of("PyImport_ImportModuleLevel"), "dynamic_code");
+  EXPECT_EQ(rule_of("PyImport_ExecCodeModule"), "dynamic_code");
+  // pybind11's headers import these themselves (py::print imports sys: red team rt27's false
+  // rejection); the source scan judges the candidate's own uses.
+  EXPECT_EQ(rule_of("PyImport_ImportModule"), "");
+  EXPECT_EQ(rule_of("PyImport_AddModuleRef"), "");
   EXPECT_EQ(rule_of("_ZN5torch3jit7compileERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"), "dynamic_code");
   // ... but tensor maps and queries are what an honest Hopper kernel uses.
   EXPECT_EQ(rule_of("cuTensorMapEncodeTiled"), "");
@@ -98,16 +112,16 @@ TEST(LinkCheck, SymbolFamilies) {
   EXPECT_EQ(rule_of("_ZN2at4cuda4reluERKNS_6TensorE"), "private_torch_internals");
   EXPECT_EQ(rule_of("_ZN2at3cpu4reluERKNS_6TensorE"), "private_torch_internals");
   EXPECT_EQ(rule_of("_ZN2at4cuda20getCurrentCUDAStreamEa"), "");
-  // Threads, files, hooks, graphs, persisting L2.
-  EXPECT_EQ(rule_of("pthread_create"), "threads_processes_async");
-  EXPECT_EQ(rule_of("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateESt14default_deleteIS1_EEPFvvE"),
-            "threads_processes_async");
-  EXPECT_EQ(rule_of("fopen64"), "file_network_env");
-  EXPECT_EQ(rule_of("system"), "subprocess_system");
+  // Hooks, graphs, persisting L2.
   EXPECT_EQ(rule_of("PyEval_SetProfile"), "introspection");
   EXPECT_EQ(rule_of("cuptiActivityDisable"), "introspection");
   EXPECT_EQ(rule_of("cudaGraphLaunch"), "streams_events_graphs");
   EXPECT_EQ(rule_of("cudaStreamSetAttribute"), "l2_persistence");
+  // Files, threads and processes are the sandbox's, not the link check's: honest CUDA extensions
+  // built on the H200 (gcc 13, session 17) import open, secure_getenv and syscall from the
+  // toolchain's own code, which the first version of this check rejected (4 of 4 objects).
+  for (const char* sandbox : {"open", "secure_getenv", "syscall", "pthread_create", "fopen64", "system"})
+    EXPECT_EQ(rule_of(sandbox), "") << sandbox;
   // The C library's and the C++ runtime's ordinary calls.
   for (const char* ok : {"memcpy", "strlen", "malloc", "__cxa_throw", "expf", "cudaEventCreateWithFlags",
                          "cudaStreamWaitEvent", "PyObject_CallObject", "PyEval_GetBuiltins"})
