@@ -10,7 +10,9 @@
 namespace kgym {
 
 /// `kevin`: 0.3 * correct + speedup_eager * correct (Kevin, arXiv 2507.11948). A verdict that is
-/// correct but timing_invalid gets 0.3 only (no speed credit for an untrusted time).
+/// correct but timing_invalid gets 0.3 only (no speed credit for an untrusted time); one whose
+/// outcome is neither passed nor timing_invalid gets 0, even with correct values (a candidate the
+/// launch gate or the op trace rejected after its cases).
 double kevin_reward(const Verdict& v);
 
 /// `log_speed`: 0 unless the candidate built and kept the contract. Then the fraction of correct

@@ -36,13 +36,19 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
     throw Error(ErrorKind::usage, "--built: '" + path + "' is neither a file nor a folder");
   }
   std::sort(objects.begin(), objects.end());
+  if (objects.empty())
+    throw Error(ErrorKind::usage, "--built: no .so file under '" + path + "'; give a build folder (e.g. ~/.cache/kgym/build/<id>/torch_extensions) or a .so file");
   int rejected = 0;
   for (const fs::path& o : objects) {
     std::string error;
     const auto symbols = policy::undefined_symbols(o.string(), &error);
     if (!symbols) {
       if (error.rfind("nm could not run", 0) == 0) throw Error(ErrorKind::usage, error);
-      std::cout << o.string() << ": not read (" << error << ")\n";
+      std::replace(error.begin(), error.end(), '\n', ' ');
+      if (objects.size() == 1) throw Error(ErrorKind::usage, "--built: " + error + " (not a shared object?)");
+      // as in eval, an object nm cannot read is rejected (dynamic_code)
+      std::cout << o.string() << ": REJECTED (not readable as a shared object: " << error << ")\n";
+      ++rejected;
       continue;
     }
     const auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile);

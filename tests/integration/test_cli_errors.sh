@@ -84,6 +84,9 @@ mkdir -p "$T/cands"; echo "x" > "$T/cands/99_NoSuchTask.py"
 expect 2 "matches no task in suite" -- "$KGYM" eval --suite "$S" --candidates "$T/cands" --out "$T/a.jsonl"
 mkdir -p "$T/cands2"; echo "x" > "$T/cands2/19_Relu.py"  # the near miss is named (fresh-user run)
 expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T/cands2" --out "$T/a.jsonl"
+# check --built: a file that is not a shared object, or a folder without one, is bad input (fresh-user run, session 17)
+expect 2 "not a shared object" -- "$KGYM" check --built "$ROOT/README.md"
+expect 2 "no .so file under" -- "$KGYM" check --built "$ROOT/examples"
 # --resume keeps earlier verdicts and only evaluates what is missing.
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
 n1=$(wc -l < "$T/r.jsonl")

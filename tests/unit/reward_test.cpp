@@ -26,6 +26,14 @@ TEST(Reward, Kevin) {
   Verdict invalid = passed(50);
   invalid.outcome = Outcome::timing_invalid;  // correct but untrusted time: no speed credit
   EXPECT_DOUBLE_EQ(kevin_reward(invalid), 0.3);
+  // Correct values, rejected after the cases (the CPU op trace, the launch gate's library share, a
+  // tamper): no credit at all. A fresh user saw such a hack earn 0.3 (session 17).
+  for (Outcome o : {Outcome::policy_rejected, Outcome::contract_violation}) {
+    Verdict rejected = passed(3.0);
+    rejected.outcome = o;
+    EXPECT_DOUBLE_EQ(kevin_reward(rejected), 0.0) << to_string(o);
+    EXPECT_DOUBLE_EQ(log_speed_reward(rejected), 0.0) << to_string(o);
+  }
 }
 
 TEST(Reward, LogSpeed) {
