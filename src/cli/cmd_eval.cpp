@@ -301,7 +301,22 @@ void run_eval(EvalArgs& a) {
 
   std::vector<Evaluation> todo;
   std::vector<Verdict> kept_verdicts;  // --resume: this selection's verdicts already in --out
+  // A kept verdict is out of date when its provenance names another candidate source, task
+  // source, policy profile, scale or device than this run's (fresh-user run, session 17: an
+  // edited kernel kept its old verdict, and an --profile off file resumed under strict kept
+  // plain-PyTorch candidates as passed). It is judged again; the new line is appended after it.
+  std::size_t stale = 0;
+  auto out_of_date = [&](const nlohmann::json& j, const Evaluation& e) {
+    const nlohmann::json p = j.value("provenance", nlohmann::json::object());
+    auto differs = [&](const char* key, const nlohmann::json& now) { return p.contains(key) && p[key] != now; };
+    return differs("candidate_sha256", sha256_hex(e.candidate.code)) || differs("task_sha256", sha256_hex(e.task.source)) ||
+           differs("policy_profile", eo.policy_profile) || differs("scale", eo.scale) || differs("device", a.device);
+  };
   for (auto& e : evals) {
+    if (done.count({e.task.id, e.candidate.id}) && out_of_date(kept.at({e.task.id, e.candidate.id}), e)) {
+      done.erase({e.task.id, e.candidate.id});
+      ++stale;
+    }
     if (!done.count({e.task.id, e.candidate.id})) {
       todo.push_back(std::move(e));
       continue;
@@ -316,6 +331,11 @@ void run_eval(EvalArgs& a) {
   if (a.resume && candidates_total > todo.size())  // (fresh-user run: "0 candidate(s)" said nothing of why)
     std::fprintf(stderr, "kgym eval: --resume: %zu already judged in %s, kept and not judged again\n",
                  candidates_total - todo.size(), a.out.c_str());
+  if (stale > 0)
+    std::fprintf(stderr,
+                 "kgym eval: --resume: %zu verdict(s) in %s are out of date (the candidate's or the task's source, the "
+                 "profile, the scale or the device changed) and are judged again; the new lines are appended\n",
+                 stale, a.out.c_str());
 
   std::vector<Verdict> verdicts;
   std::mutex mutex;
@@ -397,7 +417,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
                   "Write a run directory: verdicts.jsonl, results.sqlite and manifest.json (a run "
                   "directory given as --candidates is its own --run-dir)");
   cmd->add_option("--db", a->db, "Also store the verdicts in this (shared) SQLite database");
-  cmd->add_flag("--resume", a->resume, "Append to --out, skipping (task, candidate) pairs already in it");
+  cmd->add_flag("--resume", a->resume, "Append to --out, skipping (task, candidate) pairs already judged there with the same candidate and task sources, profile, scale and device (others are judged again)");
   cmd->add_option("--cases", a->cases, "Correctness cases per candidate, each with a fresh secret seed")
       ->capture_default_str()->check(CLI::Range(1, 100));
   cmd->add_option("--scale", a->scale, "Multiply the task's module-level size constants (ints >= 16) by this")

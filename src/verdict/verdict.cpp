@@ -159,6 +159,20 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     const Failure& f = *load.failure;
     if (f.stage == "init")
       return end(Outcome::runtime_error, Gate::build, "ModelNew(*get_init_inputs()) raised " + failure_text(f));
+    // The compiler's first error line first: a build error's message starts with the whole ninja
+    // command line, which cut the one line that says what to fix off the progress line
+    // (fresh-user run, session 17). Its line numbers are those of the generated main.cpp/cuda.cu.
+    for (const std::string* text : {&f.message, &f.traceback}) {
+      std::size_t at = text->find(": error: ");
+      if (at == std::string::npos) at = text->find(": error ");  // nvcc: file(12): error
+      if (at == std::string::npos) continue;
+      const std::size_t start = text->rfind('\n', at) == std::string::npos ? 0 : text->rfind('\n', at) + 1;
+      const std::string line = text->substr(start, std::min<std::size_t>(text->find('\n', at) - start, 300));
+      const std::size_t slash = line.rfind('/', line.find(':'));
+      return end(Outcome::build_failed, Gate::build,
+                 "build failed: " + (slash == std::string::npos ? line : line.substr(slash + 1)) +
+                     " (lines of the generated source; the whole log is in measurements.load.failure)");
+    }
     return end(Outcome::build_failed, Gate::build, "import/build failed: " + failure_text(f));
   }
 

@@ -97,6 +97,12 @@ if ! grep -q -- "--resume: 1 already judged" "$T/resume.err"; then echo "FAIL: -
 if ! grep -q "summary of 3 verdicts: 2 judged now, 1 kept" "$T/resume.out" || ! grep -qE "^total +3$" "$T/resume.out"; then
   echo "FAIL: the --resume summary does not cover the kept verdict:"; cat "$T/resume.out"; fail=1
 else echo "ok: --resume summary covers all 3"; fi
+# ... and judges again what is out of date: another profile than the kept verdicts' (fresh-user run, session 17)
+cp "$T/r.jsonl" "$T/r3.jsonl"
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r3.jsonl" --resume --no-timing --profile off -q >/dev/null 2>"$T/stale.err"
+if ! grep -q -- "--resume: 3 verdict(s) in .* are out of date" "$T/stale.err" || [ "$(grep -c '"outcome"' "$T/r3.jsonl")" != 6 ]; then
+  echo "FAIL: --resume kept verdicts of another profile:"; cat "$T/stale.err"; fail=1
+else echo "ok: --resume judges out-of-date verdicts again"; fi
 n2=$(grep -c '"outcome"' "$T/r2.jsonl")
 if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
 # The built-in default (no --suite/--candidates) holds the examples and the generated default

@@ -185,6 +185,28 @@ TEST(Judge, SyntaxErrorIsBuildFailed) {
   EXPECT_NE(v.messages.front().find("line 3"), std::string::npos);
 }
 
+// The compiler's own error line leads the message (fresh-user run, session 17: the progress line
+// was cut inside the ninja command line before it).
+TEST(Judge, BuildFailureLeadsWithTheCompilersErrorLine) {
+  Measurements m;
+  m.load.parsed = m.load.model_new_defined = true;
+  m.load.failure = Failure{"import", "RuntimeError",
+                           "Error building extension 'bad': [1/2] c++ -MMD -MF main.o.d -DTORCH_EXTENSION_NAME=bad -O3 -c "
+                           "/root/.cache/kgym/build/ab/torch_extensions/bad/main.cpp -o main.o\n"
+                           "/root/.cache/kgym/build/ab/torch_extensions/bad/main.cpp:15:35: error: expected ';' before '}' token\n"
+                           "ninja: build stopped: subcommand failed.",
+                           "", 0, 0};
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::build_failed);
+  EXPECT_EQ(v.messages.front().rfind("build failed: main.cpp:15:35: error: expected ';' before '}' token", 0), 0u)
+      << v.messages.front();
+  // nvcc's form, found in the log when the message has none
+  m.load.failure->message = "Error building extension 'bad'";
+  m.load.failure->traceback = "x\n/tmp/e/cuda.cu(22): error: too few arguments in function call\n";
+  v = judge(m);
+  EXPECT_NE(v.messages.front().find("cuda.cu(22): error: too few arguments"), std::string::npos) << v.messages.front();
+}
+
 TEST(Judge, MissingModelNewIsPolicyRejected) {
   Measurements m;
   m.load.parsed = true;
