@@ -221,6 +221,7 @@ struct LinkFinding {
 /// policy::check_linked_symbols).
 struct LinkRecord {
   bool checked = false;                 ///< false: not run (`note` says why)
+  std::string folder;                   ///< load_inline's build folder (`kgym check --built FOLDER` checks it again)
   std::vector<std::string> extensions;  ///< file names of the objects checked, "(loaded)" when mapped
   std::vector<LinkFinding> findings;
   std::string note;                     ///< e.g. nm missing, or the memory map unreadable

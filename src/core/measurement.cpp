@@ -234,10 +234,11 @@ void from_json(const nlohmann::json& j, LinkFinding& v) {
   get_if(j, "message", v.message);
 }
 void to_json(nlohmann::json& j, const LinkRecord& v) {
-  j = {{"checked", v.checked}, {"extensions", v.extensions}, {"findings", v.findings}, {"note", v.note}};
+  j = {{"checked", v.checked}, {"folder", v.folder}, {"extensions", v.extensions}, {"findings", v.findings}, {"note", v.note}};
 }
 void from_json(const nlohmann::json& j, LinkRecord& v) {
   get_if(j, "checked", v.checked);
+  get_if(j, "folder", v.folder);
   get_if(j, "extensions", v.extensions);
   get_if(j, "findings", v.findings);
   get_if(j, "note", v.note);

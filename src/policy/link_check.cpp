@@ -249,8 +249,15 @@ std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbol
     Finding f;
     f.rule_id = std::string(rule_id);
     f.severity = *severity;
+    // The advice for a symbol, where the source rule's is worded for Python (fresh-user run).
+    std::string advice(rule->message);
+    if (rule_id == "private_torch_internals")
+      advice = "do not call ATen's kernels past the dispatcher; write the kernel yourself";
+    else if (rule_id == "dynamic_code")
+      advice = "run only the code you submit: no loader, driver-API contexts or modules, run-time compilation or "
+               "Python run from C++";
     f.message = "the built extension " + std::string(extension) + " imports " + list + " (" + whats.front().second +
-                "): " + std::string(rule->message);
+                "): " + advice;
     f.snippet = list.substr(0, 120);
     out.push_back(std::move(f));
   }

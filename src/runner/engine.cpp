@@ -503,6 +503,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     if (!m.load.ok || !c.alive()) return;
     LinkRecord rec = m.link.value_or(LinkRecord{});
     rec.checked = true;
+    rec.folder = (build_dir / "torch_extensions").string();
     std::string note;
     for (const auto& o : runner::candidate_objects({build_dir / "torch_extensions", spec.workdir}, c.pid(), &note)) {
       const std::string name = o.path.filename().string();
