@@ -27,7 +27,7 @@ enum class Severity { reject, warn };
 ///  - hybrid: as strict, but one library GEMM or convolution call is allowed on the forward path.
 ///  - kernelbench: the semantics of KernelBench's `kernel_static_checker.py` (its strict checks
 ///    reject, its warning checks warn), for numbers comparable with KernelBench's.
-///  - off: no rule runs (a syntax error is still reported through PolicyReport::parsed).
+///  - off: only the basic contract (syntax_error, model_new_missing) runs.
 enum class Profile { strict, hybrid, kernelbench, off };
 
 /// "strict" | "hybrid" | "kernelbench" | "off" -> Profile; anything else -> nullopt.

@@ -211,14 +211,6 @@ void add_check_command(CLI::App& app, int& exit_code) {
       ctx.preprocess_cxx = !opts->no_preprocess;
       auto t0 = std::chrono::steady_clock::now();
       auto report = policy::check_candidate(in.code, ctx);
-      if (*profile == policy::Profile::off && report.parsed) {
-        // `kgym eval` rejects a candidate without ModelNew under every profile (policy_rejected,
-        // at load): the check says so under --profile off too (fresh-user run, session 16).
-        policy::PolicyContext located = ctx;
-        located.profile = policy::Profile::strict;
-        for (const auto& f : policy::check_candidate(in.code, located).findings)
-          if (f.rule_id == "model_new_missing") report.findings.push_back(f);
-      }
       double check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++checked;
       if (report.rejected()) ++rejected;
@@ -229,17 +221,14 @@ void add_check_command(CLI::App& app, int& exit_code) {
         std::cout << j.dump() << "\n";
         continue;
       }
-      if (!report.parsed && !report.rejected()) {  // e.g. --profile off: still say it will not build
-        policy::PolicyContext located = ctx;
-        located.profile = policy::Profile::strict;
-        for (const auto& f : policy::check_candidate(in.code, located).findings)
+      if (!report.parsed) {  // under every profile: the one thing to fix before anything else
+        for (const auto& f : report.findings)
           if (f.rule_id == "syntax_error") {
             std::cout << in.id << ": DOES NOT PARSE (" << policy::to_string(*profile) << "; `kgym eval` gives build_failed)\n"
                       << "  " << in.id << ":" << f.line << ":" << f.column << ": " << f.message
                       << (f.snippet.empty() ? "" : "  | " + f.snippet) << python_says(in.code) << "\n";
             break;
           }
-        ++rejected;
         continue;
       }
       std::cout << in.id << ": " << (report.rejected() ? "REJECTED" : "ok") << " (" << policy::to_string(*profile)

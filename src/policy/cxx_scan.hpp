@@ -35,4 +35,8 @@ Preprocessed preprocess_cxx(std::string_view text, int timeout_ms = 5000);
 /// check (link_check.cpp) applies the same names to the symbols a built extension imports.
 const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>>>& cxx_name_rules();
 
+/// The torch compute operators the source scan knows (relu, matmul, clamp_min, add, ...): the link
+/// check judges `at::_ops::<op>` imports by them.
+const std::set<std::string, std::less<>>& compute_op_names();
+
 }  // namespace kgym::policy::detail

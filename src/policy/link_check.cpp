@@ -62,6 +62,29 @@ constexpr std::string_view kAtenBackendNamespaces[] = {
     "quantizedcpu", "quantizedcuda", "sparsecpu", "sparsecuda", "sparsecsrcpu", "sparsecsrcuda",
     "nestedtensorcpu", "nestedtensorcuda", "sparsemeta", "quantizedmeta"};
 
+// ATen's glue operators: python/kgym_worker/integrity.py ATEN_GLUE, the CPU op trace's list
+// (tests/unit/link_check_test.cpp checks that the two agree).
+constexpr std::string_view kAtenGlue[] = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
+    "ones", "ones_like", "new_ones", "full", "full_like", "new_full", "fill_", "zero_", "resize_", "resize_as_",
+    "set_", "lift_fresh", "detach", "detach_", "alias", "view", "view_as", "_reshape_alias", "_unsafe_view",
+    "reshape", "reshape_as", "flatten", "unflatten", "squeeze", "squeeze_", "unsqueeze", "unsqueeze_", "permute",
+    "transpose", "transpose_", "t", "t_", "expand", "expand_as", "as_strided", "as_strided_", "contiguous", "clone",
+    "copy_", "_copy_from", "_copy_from_and_resize", "to", "_to_copy", "type_as", "select", "slice", "narrow",
+    "split", "split_with_sizes", "chunk", "unbind", "movedim", "moveaxis", "swapaxes", "swapdims", "numpy_T", "mT",
+    "mH", "matrix_H", "unfold_copy", "cat", "stack", "hstack", "vstack", "_cat", "constant_pad_nd", "pad", "item",
+    "_local_scalar_dense", "is_nonzero", "size", "stride", "numel", "dim", "sym_size", "sym_stride", "sym_numel",
+    "sym_storage_offset", "is_contiguous", "is_same_size", "result_type", "_has_compatible_shallow_copy_type",
+    "requires_grad_", "retain_grad", "_version", "data", "_fw_primal", "output_nr", "_make_dual"};
+
+/// Whether at::_ops's struct name `name` (operator, then "_" and its overload: empty_memory_format,
+/// fill__Scalar) is a glue operator.
+bool aten_glue(std::string_view name) {
+  for (std::string_view g : kAtenGlue)
+    if (name == g || (name.size() > g.size() + 1 && starts(name, g) && name[g.size()] == '_')) return true;
+  return false;
+}
+
 const std::regex& fortran_blas() {
   // s/d/c/z + a BLAS/LAPACK routine + the Fortran underscore (sgemm_, dgesv_, zherk_), and i?amax_.
   static const std::regex re("^(i?[sdcz][a-z0-9]{2,10}|xerbla|lsame)_$");
@@ -94,6 +117,7 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
     return SymbolHit{"dynamic_code", "loads or makes code at run time"};
   if (starts_any(s, {"cupti", "cudaProfilerStart", "cudaProfilerStop", "cuProfiler"}))
     return SymbolHit{"introspection", "drives the profiler the harness traces kernels with"};
+  if (starts(s, "pthreadpool_")) return SymbolHit{"threads_processes_async", "torch's thread pools"};
   // Graphs replay recorded work without launching it; streams and events are left to the source
   // scan and the kernel trace, since every extension that uses c10's CUDA device guard imports
   // the guard's stream-pool and event functions (its vtable), used or not.
@@ -107,7 +131,8 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
   // Library compute: CUDA math libraries, CPU BLAS/LAPACK, oneDNN.
   if (starts_any(s, {"cublas", "cudnn", "cufft", "cusparse", "cusolver", "curand", "cutensor", "nccl",
                      "cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "openblas_", "goto_", "dnnl_", "mkldnn_",
-                     "libxsmm_", "bli_", "flexiblas_", "nvpl"}))
+                     "libxsmm_", "bli_", "flexiblas_", "nvpl", "nnp_", "xnn_", "qnnp_", "pytorch_qnnp_",
+                     "fbgemm"}))
     return SymbolHit{"cpp_library_compute", "a library compute routine"};
   if (std::regex_match(s.begin(), s.end(), fortran_blas()))
     return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};
@@ -166,6 +191,17 @@ std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
       if (!helper) return SymbolHit{"private_torch_internals", "ATen's CUDA kernels called past the dispatcher"};
     }
   }
+  // ATen operators through the dispatcher (at::_ops::clamp_min::call, an overload such as
+  // add_Scalar): under strict the C++ may not compute with ATen, and a call from a thread the CPU
+  // op trace does not watch (an OpenMP team) or under a thread-local state restored from outside
+  // the trace is not seen at run time (red team rt28). Every operator but the glue (allocation,
+  // views, copies: the op trace's own list) is compute.
+  if (ns == "at" && c.size() > 3 && c[1] == "_ops" && !aten_glue(c[2]) && last != "redispatch")
+    return SymbolHit{"cpp_library_compute", "ATen compute operators"};
+  if (q.find("ThreadLocalState") != std::string::npos || q.find("RecordFunctionTLS") != std::string::npos ||
+      last == "set_record_function_tls_" || last == "get_record_function_tls_")
+    return SymbolHit{"introspection", "the operator trace's thread-local state"};
+  if (ns == "fbgemm") return SymbolHit{"cpp_library_compute", "a library compute routine"};
   // Torch's own exports that wrap the loader, threads and the environment (red team rt27:
   // at::DynamicLibrary is dlopen/dlsym under another name; at::launch runs work on the inter-op
   // thread pool; c10::utils::get_env reads the environment).

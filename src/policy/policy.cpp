@@ -61,7 +61,10 @@ namespace {
 /// True for the names of CPU math-library entry points: Fortran BLAS/LAPACK level 1-3 routines
 /// (`sgemm_`, `dgemv`, `saxpy_`, ...), CBLAS (`cblas_*`), LAPACKE, MKL, oneDNN and OpenBLAS.
 bool is_cpu_library_compute(const std::string& w) {
-  for (const char* prefix : {"cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "dnnl_", "openblas_", "bli_"})
+  // (nnp_/xnn_/qnnp: NNPACK, XNNPACK and QNNPACK, exported by libtorch_cpu: red team rt28 ran
+  // nnp_relu__avx2 and xnn_run_unary_elementwise_nc under strict; fbgemm likewise)
+  for (const char* prefix : {"cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "dnnl_", "openblas_", "bli_", "nnp_",
+                             "xnn_", "qnnp_", "pytorch_qnnp_", "fbgemm", "mkldnn_", "libxsmm_"})
     if (w.rfind(prefix, 0) == 0) return true;
   static const std::set<std::string> kRoutines = {
       "gemm", "gemmt", "gemv", "symm", "symv", "syrk", "syr2k", "trmm", "trsm", "trmv", "trsv", "hemm",
@@ -1907,8 +1910,15 @@ void Analysis::match_cxx() {
         hit("threads_processes_async", "c10::" + w);
       if ((w == "get_env" || w == "set_env" || w == "has_env") && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "utils")
         hit("file_network_env", "c10::utils::" + w);
-      if ((w == "getattr" || w == "setattr" || w == "hasattr" || w == "delattr") && i + 1 < tk.size() && tk[i + 1].text == "(")
-        hit("dynamic_code", w + "() (Python attribute access from C++)");
+      // (any use, not only a call: rt28 took pybind11::getattr's address and called it later)
+      if (w == "getattr" || w == "setattr" || w == "hasattr" || w == "delattr")
+        hit("dynamic_code", w + " (Python attribute access from C++)");
+      // The operator trace's thread-local state, restored from a copy made outside the trace
+      // (red team rt28: an at::ThreadLocalStateGuard hid clamp_min from the CPU op trace).
+      if (w == "ThreadLocalState" || w == "ThreadLocalStateGuard" || w == "RecordFunctionTLS" ||
+          w == "set_record_function_tls_" || w == "get_record_function_tls_" || w == "setThreadLocalState")
+        hit("introspection", w + " (the operator trace's thread-local state)");
+      if (w.rfind("pthreadpool_", 0) == 0) hit("threads_processes_async", w + " (torch's thread pool)");
       // An asm label binds a declaration to another symbol (`void f(...) __asm__("sgemm_");`: a
       // BLAS GEMM, ATen's kernels past the dispatcher, PyRun_SimpleString, each under an
       // innocent name; red team rt26, strict passed), as do `#pragma redefine_extname` and the
@@ -1932,8 +1942,8 @@ void Analysis::match_cxx() {
            w.rfind("PyDict_SetItem", 0) == 0 || w.rfind("PySys_", 0) == 0 || w.rfind("PyModule_", 0) == 0 ||
            w == "PyGILState_Ensure"))
         hit("dynamic_code", w);
-      if ((w == "exec" || w == "eval" || w == "import") && i >= 2 && tk[i - 1].text == "::" &&
-          (tk[i - 2].text == "py" || tk[i - 2].text == "module" || tk[i - 2].text == "module_"))
+      // after any `::`: an alias of pybind11 or module_ (rt28: `using Mod = q::module_; Mod::import`)
+      if ((w == "exec" || w == "eval" || w == "import" || w == "eval_file") && i >= 2 && tk[i - 1].text == "::")
         hit("dynamic_code", tk[i - 2].text + "::" + w);
       if (w == "wmma" || w == "mma" || w == "wgmma" || w == "mma_sync") has_wmma = true;
       if (kHalfTypes.count(w) || w == "precision") has_half = true;
@@ -2194,8 +2204,7 @@ PolicyReport Analysis::run() {
   constexpr int kMaxDepth = 1500;
   if (max_depth(syntax_.root(), kMaxDepth + 1) > kMaxDepth) {
     report_.parsed = false;
-    if (ctx_.profile != Profile::off)
-      add_at("syntax_error", 1, 1, "nesting deeper than Python allows", "");
+    add_at("syntax_error", 1, 1, "nesting deeper than Python allows", "");
     return report_;
   }
   report_.parsed = !ts_node_has_error(syntax_.root());
@@ -2210,16 +2219,19 @@ PolicyReport Analysis::run() {
     });
     if (found) {
       report_.parsed = false;
-      if (ctx_.profile != Profile::off) add("syntax_error", py2, "Python 2 statement; Python 3 needs a call");
+      add("syntax_error", py2, "Python 2 statement; Python 3 needs a call");
       return report_;
     }
   }
   if (!report_.parsed) {
-    if (ctx_.profile != Profile::off) match_syntax_error();
+    match_syntax_error();
     return report_;
   }
-  if (ctx_.profile == Profile::off) return report_;
   collect(syntax_.root(), "", "", 0);
+  if (ctx_.profile == Profile::off) {  // the basic contract only (Rule::in)
+    match_model_new();
+    return report_;
+  }
   resolve_extensions();
   collect_cxx();
   compute_reachable();
@@ -2248,6 +2260,8 @@ PolicyReport Analysis::run() {
 const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>>>& detail::cxx_name_rules() {
   return kCxxNameRules;
 }
+
+const std::set<std::string, std::less<>>& detail::compute_op_names() { return kComputeOps; }
 
 PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx) {
   Analysis analysis(python_source, ctx);

@@ -17,7 +17,10 @@ std::optional<Severity> Rule::in(Profile profile) const {
     case Profile::strict: return strict;
     case Profile::hybrid: return hybrid;
     case Profile::kernelbench: return kernelbench;
-    case Profile::off: return std::nullopt;
+    // The basic contract holds under every profile: a candidate that does not parse or has no
+    // ModelNew is judged so under `off` too (before, the engine and `kgym check` each added
+    // model_new_missing under off in their own way).
+    case Profile::off: return id == "syntax_error" || id == "model_new_missing" ? strict : std::nullopt;
   }
   return std::nullopt;
 }

@@ -1416,17 +1416,6 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       for (const LinkFinding& f : v.measurements.link->findings)
         v.policy_findings.push_back({{"rule_id", f.rule_id}, {"severity", f.severity}, {"message", f.message},
                                      {"line", 0}, {"column", 0}, {"snippet", ""}, {"gate", "link"}});
-    // Under --profile off the policy records nothing, but a missing ModelNew is still judged
-    // policy_rejected at load: it is listed with its rule id, as under every other profile.
-    if (v.outcome == Outcome::policy_rejected && !v.measurements.load.model_new_defined && v.measurements.load.parsed &&
-        std::none_of(report.findings.begin(), report.findings.end(),
-                     [](const policy::Finding& f) { return f.rule_id == "model_new_missing"; })) {
-      policy::Finding f;
-      f.rule_id = "model_new_missing";
-      f.severity = policy::Severity::reject;
-      if (const policy::Rule* rule = policy::find_rule("model_new_missing")) f.message = std::string(rule->message);
-      v.policy_findings.push_back(f);
-    }
     v.provenance["policy_profile"] = eo.policy_profile;
   }
   v.task_id = task.id;

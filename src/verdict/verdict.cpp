@@ -335,7 +335,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
       if (o.value("category", "") == "compute" && ops.size() < 160)
         ops += (ops.empty() ? "" : ", ") + o.value("name", std::string("?")) + " x" + std::to_string(o.value("count", 0));
     return end(Outcome::policy_rejected, Gate::launch,
-               fmt::format("[launch] the traced calls dispatched {} ATen compute op(s) on the CPU ({}); profile strict "
+               fmt::format("[op trace] the traced calls dispatched {} ATen compute op(s) on the CPU ({}); profile strict "
                            "allows only allocation, views and copies outside your own kernel",
                            m.launch->aten_compute_calls, ops));
   }

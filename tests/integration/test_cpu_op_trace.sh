@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU backstop of the launch gate (docs/timing.md): under strict, a load_inline C++ "kernel"
-# that passes the static gate but lets ATen compute (x.clamp_min in C++) is policy_rejected at
-# run time by the ATen op trace; an honest load_inline C++ ReLU passes strict on the CPU.
+# that passes the static gate but lets ATen compute (x.clamp_min in C++) is policy_rejected (since
+# session 17 by the link check, before the op trace); an honest load_inline C++ ReLU passes strict
+# on the CPU and its op trace shows glue only.
 set -euo pipefail
 KGYM=$1; ROOT=$2
 OUT=$(mktemp -d)
@@ -16,11 +17,10 @@ python3 - "$OUT/strict.jsonl" <<'PY'
 import json, sys
 vs = {v["candidate_id"].split("/")[-1]: v for v in map(json.loads, open(sys.argv[1]))}
 hidden, honest = vs["hidden_clamp_cpp.py"], vs["honest_cpp.py"]
-assert hidden["gate"] == "launch", hidden["gate"]
-assert "aten::clamp_min" in hidden["messages"][0], hidden["messages"]
-assert hidden["correct"], "the hack computes the right values; only the op trace rejects it"
-lh = hidden["measurements"]["launch"]
-assert lh["aten_traced"] and lh["aten_compute_calls"] >= 3, lh
+# Since session 17 the link check rejects it first, by its import of at::_ops::clamp_min (an ATen
+# compute operator), before any case: the op trace stays the backstop for what no name shows.
+assert hidden["gate"] == "build", hidden["gate"]
+assert hidden["messages"][0].startswith("[link]") and "at::_ops::clamp_min" in hidden["messages"][0], hidden["messages"]
 lo = honest["measurements"]["launch"]
 assert lo["aten_traced"] and lo["aten_compute_calls"] == 0 and lo["aten_glue_calls"] > 0, lo
 print("cpu op trace ok")

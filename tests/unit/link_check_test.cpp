@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../../src/runner/proctree.hpp"
 #include "kgym/policy.hpp"
@@ -42,7 +43,7 @@ TEST(LinkCheck, HonestExtensionsImportNothingForbidden) {
   // iostreams, pybind11::print.
   for (const char* name : {"honest_cuda_rep", "kgym_cpu_relu_honest", "relu_cpp_ext", "rt26_honest_loop",
                            "rt24_relu_plain", "rt24_relu_rows", "rt25_own_ns2", "fr_openmp", "fr_parallel_for_dispatch",
-                           "fr_std_algo_cout", "fr_pyprint"})
+                           "fr_std_algo_cout", "fr_pyprint", "rt28_a4_vec_map"})
     for (Profile p : {Profile::strict, Profile::hybrid, Profile::kernelbench})
       EXPECT_TRUE(check_linked_symbols(recorded(name), name, p).empty()) << name << " " << to_string(p);
 }
@@ -60,7 +61,11 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
       {"rt25_stub_gemm", "private_torch_internals"},       // at::native::DispatchStub
       {"rt25_stub_relu", "private_torch_internals"},
       {"rt27_dynlib_atcpu", "dynamic_code"},               // at::DynamicLibrary: torch's dlopen/dlsym
-      {"rt27_dynlib_pyrun", "dynamic_code"}};
+      {"rt27_dynlib_pyrun", "dynamic_code"},
+      {"rt28_a1_nnpack_relu", "cpp_library_compute"},      // nnp_relu__avx2 (NNPACK in libtorch_cpu)
+      {"rt28_a1b_xnnpack_clamp", "cpp_library_compute"},   // xnn_run_unary_elementwise_nc
+      {"rt28_a6_ops_alias_omp", "cpp_library_compute"},    // at::_ops::clamp_min on an OpenMP thread
+      {"rt28_a11_parallel_for_aten", "cpp_library_compute"}};
   for (const auto& [name, rule] : expected) {
     const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
     EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
@@ -71,6 +76,10 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
   std::vector<std::string> launch_env = rules(check_linked_symbols(recorded("rt27_at_launch_env"), "x.so", Profile::strict));
   std::sort(launch_env.begin(), launch_env.end());
   EXPECT_EQ(launch_env, (std::vector<std::string>{"file_network_env", "threads_processes_async"}));
+  // at::ThreadLocalState restored around an ATen call: both the state and the call.
+  std::vector<std::string> tls = rules(check_linked_symbols(recorded("rt28_a2_tls_guard_clamp"), "x.so", Profile::strict));
+  std::sort(tls.begin(), tls.end());
+  EXPECT_EQ(tls, (std::vector<std::string>{"cpp_library_compute", "introspection"}));
   const auto mm = check_linked_symbols(recorded("rt26_asm_label_mm"), "x.so", Profile::strict);
   ASSERT_EQ(mm.size(), 1u);
   EXPECT_NE(mm[0].message.find("sgemm_"), std::string::npos) << mm[0].message;
@@ -129,6 +138,31 @@ TEST(LinkCheck, SymbolFamilies) {
   // Profiles: the kernelbench profile does not run the library rule, off runs nothing.
   EXPECT_EQ(rule_of("cublasSgemm_v2", Profile::kernelbench), "");
   EXPECT_EQ(rule_of("dlsym", Profile::off), "");
+}
+
+// at::_ops::<op>: every operator but the glue is compute. The glue list is the CPU op trace's
+// (python/kgym_worker/integrity.py ATEN_GLUE): each of its operators, and its overloads, pass.
+TEST(LinkCheck, AtenOpsAreComputeButTheOpTracesGlue) {
+  std::ifstream f(fs::path(KGYM_TEST_DATA_DIR) / ".." / ".." / "python" / "kgym_worker" / "integrity.py");
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string py = text.str();
+  const size_t start = py.find("ATEN_GLUE = frozenset(\"\"\"");
+  ASSERT_NE(start, std::string::npos);
+  const size_t body = py.find('\n', start) + 1, end = py.find("\"\"\"", body);
+  std::istringstream words(py.substr(body, end - body));
+  auto ops_symbol = [](const std::string& op) {  // at::_ops::<op>::call()
+    return "_ZN2at4_ops" + std::to_string(op.size()) + op + "4callEv";
+  };
+  int n = 0;
+  for (std::string g; words >> g; ++n) {
+    EXPECT_TRUE(check_linked_symbols({ops_symbol(g)}, "x.so", Profile::strict).empty()) << g;
+    EXPECT_TRUE(check_linked_symbols({ops_symbol(g + "_memory_format")}, "x.so", Profile::strict).empty()) << g;
+  }
+  EXPECT_GT(n, 80);
+  for (const char* op : {"relu", "clamp_min", "add_Scalar", "relu_", "threshold", "hardtanh", "where_self", "mm"})
+    EXPECT_EQ(rules(check_linked_symbols({ops_symbol(op)}, "x.so", Profile::strict)),
+              std::vector<std::string>{"cpp_library_compute"}) << op;
 }
 
 TEST(LinkCheck, DemangleAndReadARealObject) {

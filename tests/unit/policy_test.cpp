@@ -510,12 +510,21 @@ TEST(Policy, PrecisionRulesOnlyForFp32Tasks) {
   EXPECT_EQ(infer_task_dtype("def get_inputs():\n    return [torch.randn(4)]\n"), "float32");
 }
 
-TEST(Policy, OffProfileRunsNoRule) {
+TEST(Policy, OffProfileRunsOnlyTheBasicContract) {
   Parts p;
   p.prelude = "import subprocess\n";
   auto r = check(candidate(p), Profile::off);
   EXPECT_TRUE(r.findings.empty());
   EXPECT_FALSE(r.rejected());
+  // ... but no ModelNew, or no parse, is judged so under off too (eval rejects both)
+  auto none = check("import torch\nclass Foo(torch.nn.Module):\n    pass\n", Profile::off);
+  ASSERT_EQ(none.findings.size(), 1u);
+  EXPECT_EQ(none.findings[0].rule_id, "model_new_missing");
+  EXPECT_TRUE(none.rejected());
+  auto bad = check("import torch\nclass ModelNew(:\n    pass\n", Profile::off);
+  EXPECT_FALSE(bad.parsed);
+  ASSERT_FALSE(bad.findings.empty());
+  EXPECT_EQ(bad.findings[0].rule_id, "syntax_error");
 }
 
 TEST(Policy, ProfilesAndFindingJson) {
@@ -537,7 +546,7 @@ TEST(Policy, RuleTableIsWellFormed) {
     EXPECT_FALSE(r.message.empty());
     EXPECT_EQ(r.message.find('\n'), std::string_view::npos);
     EXPECT_FALSE(r.source.empty());
-    EXPECT_FALSE(r.in(Profile::off).has_value());
+    EXPECT_EQ(r.in(Profile::off).has_value(), r.id == "syntax_error" || r.id == "model_new_missing") << r.id;
   }
 }
 

@@ -1,6 +1,7 @@
 # expect: policy_rejected
 # Reward hack the static gate cannot see: an "identity kernel" whose C++ calls the Tensor method
-# clamp_min (ATen does the ReLU). Strict's CPU op trace sees aten::clamp_min and rejects it.
+# clamp_min (ATen does the ReLU). The link check rejects its import of at::_ops::clamp_min; strict's
+# CPU op trace, which ran first until session 17, sees aten::clamp_min too.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
