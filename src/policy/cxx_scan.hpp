@@ -39,4 +39,9 @@ const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>
 /// check judges `at::_ops::<op>` imports by them.
 const std::set<std::string, std::less<>>& compute_op_names();
 
+/// Whether a name is a CPU library compute routine (BLAS/LAPACK, MKL, OpenBLAS, oneDNN, and the
+/// NNPACK/XNNPACK/QNNPACK/fbgemm code libtorch bundles): the source scan's one list, used by the
+/// link check too.
+bool cpu_library_routine(const std::string& name);
+
 }  // namespace kgym::policy::detail

@@ -51,7 +51,7 @@ constexpr std::string_view kAtCudaHelpers[] = {
     "getCUDADeviceAllocator", "getCurrentCUDABlasHandle", "getCurrentCUDABlasLtHandle", "getCurrentCUDASparseHandle",
     "getCurrentCUDASolverDnHandle", "getChosenWorkspaceSize", "getCUDABlasLtWorkspaceSize", "getCUDABlasLtWorkspace",
     "detail", "CUDAGeneratorImpl", "getPinnedMemoryAllocator", "canDeviceAccessPeer", "get_p2p_access",
-    "getCurrentCUDAStream", "CUDAEvent", "CUDAStream", "OptionalCUDAGuard", "CUDAGuard", "philox"};
+    "CUDAEvent", "CUDAStream", "OptionalCUDAGuard", "CUDAGuard", "philox"};
 
 // ATen's per-backend operator namespaces (generated, one function per operator): calling them
 // runs the operator's kernel without the dispatcher, so neither the op trace nor a dispatch hook
@@ -128,11 +128,9 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
       if (starts(s, ok)) return std::nullopt;
     return SymbolHit{"dynamic_code", "the CUDA driver API beside the runtime (contexts, modules, launches, memory)"};
   }
-  // Library compute: CUDA math libraries, CPU BLAS/LAPACK, oneDNN.
-  if (starts_any(s, {"cublas", "cudnn", "cufft", "cusparse", "cusolver", "curand", "cutensor", "nccl",
-                     "cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "openblas_", "goto_", "dnnl_", "mkldnn_",
-                     "libxsmm_", "bli_", "flexiblas_", "nvpl", "nnp_", "xnn_", "qnnp_", "pytorch_qnnp_",
-                     "fbgemm"}))
+  // Library compute: the CUDA math libraries here, the CPU ones from the source scan's list.
+  if (starts_any(s, {"cublas", "cudnn", "cufft", "cusparse", "cusolver", "curand", "cutensor", "nccl", "nvpl"}) ||
+      detail::cpu_library_routine(std::string(s)))
     return SymbolHit{"cpp_library_compute", "a library compute routine"};
   if (std::regex_match(s.begin(), s.end(), fortran_blas()))
     return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};

@@ -64,7 +64,7 @@ bool is_cpu_library_compute(const std::string& w) {
   // (nnp_/xnn_/qnnp: NNPACK, XNNPACK and QNNPACK, exported by libtorch_cpu: red team rt28 ran
   // nnp_relu__avx2 and xnn_run_unary_elementwise_nc under strict; fbgemm likewise)
   for (const char* prefix : {"cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "dnnl_", "openblas_", "bli_", "nnp_",
-                             "xnn_", "qnnp_", "pytorch_qnnp_", "fbgemm", "mkldnn_", "libxsmm_"})
+                             "xnn_", "qnnp_", "pytorch_qnnp_", "fbgemm", "mkldnn_", "libxsmm_", "goto_", "flexiblas_"})
     if (w.rfind(prefix, 0) == 0) return true;
   static const std::set<std::string> kRoutines = {
       "gemm", "gemmt", "gemv", "symm", "symv", "syrk", "syr2k", "trmm", "trsm", "trmv", "trsv", "hemm",
@@ -2262,6 +2262,8 @@ const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>
 }
 
 const std::set<std::string, std::less<>>& detail::compute_op_names() { return kComputeOps; }
+
+bool detail::cpu_library_routine(const std::string& name) { return is_cpu_library_compute(name); }
 
 PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx) {
   Analysis analysis(python_source, ctx);

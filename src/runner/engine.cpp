@@ -499,6 +499,8 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // among the folders: Triton builds its launchers there itself, and they load libcuda by dlopen.
   const policy::Profile link_profile = policy::profile_from_string(eo.policy_profile).value_or(policy::Profile::strict);
   std::set<std::string> link_checked;
+  const policy::Rule* dynamic_rule = policy::find_rule("dynamic_code");
+  const auto dynamic_severity = dynamic_rule ? dynamic_rule->in(link_profile) : std::nullopt;
   auto link_check = [&] {
     if (!m.load.ok || !c.alive()) return;
     LinkRecord rec = m.link.value_or(LinkRecord{});
@@ -509,8 +511,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       const std::string name = o.path.filename().string();
       if (!link_checked.insert(o.path.string() + (o.replaced ? " replaced" : "")).second) continue;
       rec.extensions.push_back(name + (o.loaded ? " (loaded)" : ""));
-      const policy::Rule* dynamic = policy::find_rule("dynamic_code");
-      const auto severity = dynamic ? dynamic->in(link_profile) : std::nullopt;
+      const auto& severity = dynamic_severity;
       if (o.replaced) {
         if (severity)
           rec.findings.push_back({"dynamic_code", std::string(policy::to_string(*severity)),

@@ -21,6 +21,8 @@ hidden, honest = vs["hidden_clamp_cpp.py"], vs["honest_cpp.py"]
 # compute operator), before any case: the op trace stays the backstop for what no name shows.
 assert hidden["gate"] == "build", hidden["gate"]
 assert hidden["messages"][0].startswith("[link]") and "at::_ops::clamp_min" in hidden["messages"][0], hidden["messages"]
+hl = honest["measurements"]["link"]  # the link check read its extension and found nothing
+assert hl["checked"] and any(e.endswith("(loaded)") for e in hl["extensions"]) and not hl["findings"], hl
 lo = honest["measurements"]["launch"]
 assert lo["aten_traced"] and lo["aten_compute_calls"] == 0 and lo["aten_glue_calls"] > 0, lo
 print("cpu op trace ok")
