@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <map>
 #include <set>
@@ -207,17 +208,6 @@ void run_eval(EvalArgs& a) {
                                         " does not take new files (permissions, a read-only or special file system, a "
                                         "full disk); give another path");
   }
-  EngineOptions opts;
-  opts.device = a.device;
-  opts.python = a.python;
-  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
-  std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());
-  // Before --out is opened: an unusable device fails with a clear message and leaves no empty
-  // (or, without --resume, truncated) verdict file behind.
-  Engine engine(opts);
-  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
-  std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
-  if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
 
   // SQLite: RUN/results.sqlite for a run directory and/or a shared --db (run name = the run's
   // folder name, else the verdicts file's stem).
@@ -337,6 +327,22 @@ void run_eval(EvalArgs& a) {
                  "profile, the scale or the device changed) and are judged again; the new lines are appended\n",
                  stale, a.out.c_str());
 
+  EngineOptions opts;
+  opts.device = a.device;
+  opts.python = a.python;
+  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
+  // Before --out is opened: an unusable device fails with a clear message and leaves no empty
+  // (or, without --resume, truncated) verdict file behind. A resumed run with nothing left to judge
+  // starts no workers (fresh-user run, session 17: it waited for them, on a GPU for seconds).
+  std::optional<Engine> engine;
+  if (!todo.empty()) {
+    std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());
+    engine.emplace(opts);
+  }
+  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
+  std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
+  if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
+
   std::vector<Verdict> verdicts;
   std::mutex mutex;
   std::atomic<std::size_t> next{0};
@@ -346,7 +352,7 @@ void run_eval(EvalArgs& a) {
       std::size_t i = next++;
       if (i >= todo.size()) return;
       try {
-        Verdict v = engine.evaluate(todo[i].task, todo[i].candidate, eo);
+        Verdict v = engine->evaluate(todo[i].task, todo[i].candidate, eo);
         std::lock_guard lock(mutex);
         out << nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         out.flush();
@@ -371,7 +377,7 @@ void run_eval(EvalArgs& a) {
 
   if (!a.run_dir.empty() || !stores.empty()) {
     // Manifest: what was judged, how, where, and how long it took (merged into the run's own).
-    nlohmann::json patch = manifest_patch(verdicts.size(), true, engine.environment());
+    nlohmann::json patch = manifest_patch(verdicts.size(), true, engine ? engine->environment() : nlohmann::json(nullptr));
     if (!a.run_dir.empty()) {
       run::update_manifest(a.run_dir, patch);
       patch = run::read_manifest(a.run_dir);

@@ -355,6 +355,11 @@ class Analysis {
   std::optional<std::string> eval_string(TSNode n, int depth = 0) const;
   std::string string_value(TSNode string_node) const;
   void add(std::string_view rule_id, TSNode at, std::string detail = {}, std::string snippet = {});
+  /// A finding in embedded C++ `u`: at the first line of the candidate's file that holds `key`
+  /// (default `what`: the name as written; quotes stripped), else at the unit's Python node (its load_inline call
+  /// or string), where a macro or a computed string hides the name.
+  void add_cxx(std::string_view rule_id, const CxxUnit& u, std::string detail, const std::string& what,
+               std::string_view key = {});
   void add_at(std::string_view rule_id, int line, int column, std::string detail, std::string snippet);
   template <class F>
   void walk(TSNode n, F&& f) const;
@@ -551,6 +556,35 @@ void Analysis::add_at(std::string_view rule_id, int line, int column, std::strin
 void Analysis::add(std::string_view rule_id, TSNode at, std::string detail, std::string snippet) {
   add_at(rule_id, PythonSyntax::line(at), PythonSyntax::column(at), std::move(detail),
          snippet.empty() ? syntax_.snippet(at) : std::move(snippet));
+}
+
+void Analysis::add_cxx(std::string_view rule_id, const CxxUnit& u, std::string detail, const std::string& what,
+                       std::string_view key) {
+  if (key.empty()) key = what;
+  if (key.size() >= 2 && key.front() == '"' && key.back() == '"') key = key.substr(1, key.size() - 2);
+  const std::string_view file = syntax_.source();
+  // Search from where the unit's text begins in the file (its first line of 8+ characters, as
+  // written), so that a comment above it naming the same thing is passed over.
+  size_t from = 0;
+  for (size_t b = 0; b < u.text.size();) {
+    size_t e = u.text.find('\n', b);
+    if (e == std::string::npos) e = u.text.size();
+    std::string_view l(u.text.data() + b, e - b);
+    while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
+    while (!l.empty() && (l.back() == ' ' || l.back() == '\t' || l.back() == '\r')) l.remove_suffix(1);
+    if (l.size() >= 8) {
+      if (size_t at = file.find(l); at != std::string_view::npos) from = at;
+      break;
+    }
+    b = e + 1;
+  }
+  size_t pos = key.empty() ? std::string_view::npos : file.find(key, from);
+  if (pos == std::string_view::npos && from > 0) pos = file.find(key);
+  if (pos == std::string_view::npos) return add(rule_id, u.at, std::move(detail), what);
+  const size_t line_start = file.rfind('\n', pos == 0 ? 0 : pos - 1);
+  const int line = 1 + static_cast<int>(std::count(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+  const int column = 1 + static_cast<int>(line_start == std::string_view::npos || pos == 0 ? pos : pos - line_start - 1);
+  add_at(rule_id, line, column, std::move(detail), what);
 }
 
 bool Analysis::is_ext_call(TSNode call) const {
@@ -1655,7 +1689,7 @@ void Analysis::match_forward_compute() {
       }
       if (what.empty() || !seen.insert(what).second) continue;
       if (gemm) gemm_sites_.push_back({u.at, "C++ " + what});
-      if (compute) add("cpp_library_compute", u.at, what, what);
+      if (compute) add_cxx("cpp_library_compute", u, what, what);
     }
   }
   // Hybrid: the first GEMM/conv (in source order) is allowed; strict and the rest reject.
@@ -1756,7 +1790,7 @@ void Analysis::match_custom_calls() {
           for (size_t k = 0; k < v.raw_count; ++k)
             if (v.tokens[k].text == name) used_elsewhere = true;
       if (count[name] <= 1 && !used_elsewhere && !exported_.count(name) && !used.count(name))
-        add("decoy_kernel", u.at, "__global__ " + name + " is never launched", "__global__ " + name);
+        add_cxx("decoy_kernel", u, "__global__ " + name + " is never launched", "__global__ " + name, name);
     }
   }
 }
@@ -1831,7 +1865,7 @@ void Analysis::match_cxx() {
     const auto& tk = u.tokens;
     std::set<std::pair<std::string, std::string>> seen;
     auto hit = [&](std::string_view rule, const std::string& what) {
-      if (seen.insert({std::string(rule), what}).second) add(rule, u.at, "C++ " + what, what);
+      if (seen.insert({std::string(rule), what}).second) add_cxx(rule, u, "C++ " + what, what);
     };
     bool has_wmma = false, has_half = false;
     bool using_std = false;

@@ -120,6 +120,13 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   auto end = [&](Outcome o, Gate g, std::string msg) -> Verdict& {
     v.outcome = o;
     v.gate = g;
+    // A run-time policy rejection (the launch gate on the kernel trace, or the CPU op trace) is
+    // listed in policy_findings too, so that it says why every policy_rejected verdict was rejected
+    // (fresh-user run, session 17: it was empty for these). Rule id from the message's tag.
+    if (o == Outcome::policy_rejected && g == Gate::launch)
+      v.policy_findings.push_back({{"rule_id", msg.rfind("[op trace]", 0) == 0 ? "cpu_op_trace" : "launch_gate"},
+                                   {"severity", "reject"}, {"message", msg}, {"line", 0}, {"column", 0},
+                                   {"snippet", ""}, {"gate", "launch"}});
     v.messages.insert(v.messages.begin(), std::move(msg));
     return v;
   };

@@ -103,6 +103,11 @@ cp "$T/r.jsonl" "$T/r3.jsonl"
 if ! grep -q -- "--resume: 3 verdict(s) in .* are out of date" "$T/stale.err" || [ "$(grep -c '"outcome"' "$T/r3.jsonl")" != 6 ]; then
   echo "FAIL: --resume kept verdicts of another profile:"; cat "$T/stale.err"; fail=1
 else echo "ok: --resume judges out-of-date verdicts again"; fi
+# ... and, with nothing left to judge, starts no workers and still summarises the kept verdicts (fresh-user run, session 17)
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --resume --no-timing -q >"$T/noop.out" 2>"$T/noop.err"
+if grep -q "starting workers" "$T/noop.err" || ! grep -q "summary of 3 verdicts: 0 judged now, 3 kept" "$T/noop.out" || [ "$(grep -c '"outcome"' "$T/r.jsonl")" != 3 ]; then
+  echo "FAIL: --resume with nothing to judge:"; cat "$T/noop.err" "$T/noop.out"; fail=1
+else echo "ok: --resume with nothing to judge starts no workers"; fi
 n2=$(grep -c '"outcome"' "$T/r2.jsonl")
 if [ "$n1" != 3 ] || [ "$n2" != 3 ]; then echo "FAIL: resume ($n1 / $n2 verdicts, want 3 / 3)"; fail=1; else echo "ok: resume"; fi
 # The built-in default (no --suite/--candidates) holds the examples and the generated default

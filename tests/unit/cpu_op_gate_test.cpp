@@ -53,6 +53,12 @@ TEST(CpuOpGate, ComputeOpsRejectUnderStrictOnly) {
   EXPECT_EQ(v.outcome, Outcome::policy_rejected);
   EXPECT_EQ(v.gate, Gate::launch);
   EXPECT_NE(v.messages.front().find("aten::relu x3"), std::string::npos) << v.messages.front();
+  // ... and listed in policy_findings with the scan's (fresh-user run, session 17: it was empty).
+  ASSERT_EQ(v.policy_findings.size(), 1u);
+  EXPECT_EQ(v.policy_findings[0]["rule_id"], "cpu_op_trace");
+  EXPECT_EQ(v.policy_findings[0]["gate"], "launch");
+  EXPECT_EQ(v.policy_findings[0]["message"], v.messages.front());
+  EXPECT_TRUE(judge(glue, strict).policy_findings.empty());
   for (const auto& o : {hybrid, off, kb}) EXPECT_EQ(judge(hidden, o).outcome, Outcome::passed) << o.policy_profile;
   // Without the op trace (aten_traced false) nothing is decided.
   hidden.launch->aten_traced = false;

@@ -726,6 +726,10 @@ TEST(JudgeIntegrity, LaunchGatePerProfile) {
   EXPECT_EQ(decoy.outcome, Outcome::policy_rejected);
   EXPECT_EQ(decoy.gate, Gate::launch);
   EXPECT_NE(decoy.messages.front().find("decoy"), std::string::npos);
+  ASSERT_EQ(decoy.policy_findings.size(), 1u);
+  EXPECT_EQ(decoy.policy_findings[0]["rule_id"], "launch_gate");
+  EXPECT_EQ(decoy.policy_findings[0]["severity"], "reject");
+  EXPECT_TRUE(judge(traced(1.0, 0, 2, 0), off).policy_findings.empty());  // timing_invalid: not a policy finding
   EXPECT_EQ(judge(traced(0, 1.0, 0, 0), hybrid).outcome, Outcome::policy_rejected);
   EXPECT_EQ(judge(traced(0, 1.0, 0, 0), off).outcome, Outcome::passed);  // recorded only
   // Library GEMM with a small custom epilogue: hybrid yes, strict no.

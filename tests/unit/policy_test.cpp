@@ -389,6 +389,34 @@ TEST(Policy, SyntaxErrorIsReportedWithPosition) {
   EXPECT_EQ(py2.findings[0].line, 2);
 }
 
+TEST(Policy, ACxxFindingPointsAtTheLineThatHoldsTheName) {
+  // Fresh-user run, session 17: a C++ finding pointed at the load_inline call, far from the name.
+  Parts p;
+  p.prelude = "# a comment above the source naming at::native::relu is passed over\n";
+  p.cuda_extra = "torch::Tensor other(torch::Tensor x) { return at::native::relu(x); }\n";
+  const std::string src = candidate(p);
+  auto r = check(src);
+  const Finding* f = nullptr;
+  for (const auto& g : r.findings)
+    if (g.rule_id == "cpp_library_compute") f = &g;
+  ASSERT_NE(f, nullptr) << dump(r);
+  const size_t pos = src.find("at::native::relu", src.find("cuda_source"));
+  const int want_line = 1 + static_cast<int>(std::count(src.begin(), src.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+  EXPECT_EQ(f->line, want_line) << dump(r);
+  EXPECT_EQ(f->column, static_cast<int>(pos - src.rfind('\n', pos)));
+  // A name a macro builds is not in the file: the finding stays at the unit's Python node.
+  Parts m;
+  m.cuda_extra = "#define NS(a, b) a##b\ntorch::Tensor other(torch::Tensor x) { return at::native::NS(re, lu)(x); }\n";
+  auto rm = check(candidate(m));
+  bool found = false;
+  for (const auto& g : rm.findings)
+    if (g.rule_id == "cpp_library_compute") {
+      found = true;
+      EXPECT_GT(g.line, 0);
+    }
+  EXPECT_TRUE(found) << dump(rm);
+}
+
 TEST(Policy, DeepNestingIsASyntaxErrorNotACrash) {
   std::string deep = "x = " + std::string(20000, '(') + "1" + std::string(20000, ')') + "\n";
   auto r = check(deep);
