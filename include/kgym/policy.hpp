@@ -112,6 +112,19 @@ std::string demangle(const std::string& symbol);
 std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,
                                           Profile profile);
 
+/// The DT_NEEDED entries (sonames, e.g. "libc10.so", "libcudart.so.13") of one ELF shared object,
+/// read with `readelf -d` (GNU binutils). nullopt when readelf cannot run or fails; `error` says why.
+std::optional<std::vector<std::string>> needed_libraries(const std::string& path, std::string* error = nullptr);
+
+/// The finding on the libraries one built extension links (its DT_NEEDED sonames) under `profile`
+/// (off: none). Allowed: the C/C++ runtime and the loader, OpenMP (gomp, iomp5, omp), Python,
+/// torch's own (c10*, torch*, shm), the CUDA runtime and driver, NVTX; under hybrid also cuBLAS,
+/// cuBLASLt and cuDNN (their calls are judged by name). Any other library is one
+/// `cpp_library_compute` finding naming it: red team rt29 linked numpy's bundled OpenBLAS through
+/// load_inline's `extra_ldflags` and called it under a vendor-prefixed name.
+std::vector<Finding> check_needed_libraries(const std::vector<std::string>& needed, std::string_view extension,
+                                            Profile profile);
+
 /// One rule as data. `severity_*` is nullopt where the rule does not run in that profile.
 struct Rule {
   std::string_view id;

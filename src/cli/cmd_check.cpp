@@ -51,7 +51,9 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
       ++rejected;
       continue;
     }
-    const auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile);
+    auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile);
+    if (const auto needed = policy::needed_libraries(o.string()))
+      for (auto& f : policy::check_needed_libraries(*needed, o.filename().string(), profile)) findings.push_back(std::move(f));
     const bool reject = std::any_of(findings.begin(), findings.end(),
                                     [](const policy::Finding& f) { return f.severity == policy::Severity::reject; });
     rejected += reject;

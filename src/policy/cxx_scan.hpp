@@ -44,4 +44,9 @@ const std::set<std::string, std::less<>>& compute_op_names();
 /// link check too.
 bool cpu_library_routine(const std::string& name);
 
+/// Whether a name is AOTInductor's C shim running an operator (`aoti_torch_cpu_mm_out`,
+/// `aoti_torch_call_dispatcher`, `torch_call_dispatcher`), not its tensor-handle plumbing: the
+/// source scan's list, used by the link check too.
+bool aoti_compute_shim(const std::string& name);
+
 }  // namespace kgym::policy::detail

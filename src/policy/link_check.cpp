@@ -134,6 +134,13 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
     return SymbolHit{"cpp_library_compute", "a library compute routine"};
   if (std::regex_match(s.begin(), s.end(), fortran_blas()))
     return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};
+  if (detail::aoti_compute_shim(std::string(s)))
+    return SymbolHit{"cpp_library_compute", "AOTInductor's C shim: ATen operators past the dispatcher, or by name"};
+  // An imported name is never the candidate's own code: a BLAS/LAPACK routine at the end of it,
+  // after any vendor prefix (scipy_cblas_sgemm64_, a bundled OpenBLAS's; red team rt29), counts.
+  for (size_t at = 0; at < s.size(); at = s.find('_', at) == std::string_view::npos ? s.size() : s.find('_', at) + 1)
+    if (at > 0 && detail::cpu_library_routine(std::string(s.substr(at))))
+      return SymbolHit{"cpp_library_compute", "a library compute routine under a vendor's prefix"};
   // Of the source scan's C names only the persisting-L2 settings: files, threads and processes
   // are the sandbox's (Landlock, seccomp, the thread census), and the toolchain's own code imports
   // such calls (honest CUDA extensions built on the H200 import open, secure_getenv and syscall).
@@ -258,6 +265,60 @@ std::optional<std::vector<std::string>> undefined_symbols(const std::string& pat
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+std::optional<std::vector<std::string>> needed_libraries(const std::string& path, std::string* error) {
+  ProcessResult r = run_process({"readelf", "-d", "--wide", path}, 30000);
+  if (!r.ok()) {
+    if (error)
+      *error = !r.started ? "readelf could not run (" + r.error + "); install GNU binutils"
+                          : "readelf failed on " + path + ": " + r.err.substr(0, 300);
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < r.out.size()) {
+    size_t end = r.out.find('\n', start);
+    if (end == std::string::npos) end = r.out.size();
+    std::string_view line(r.out.data() + start, end - start);
+    start = end + 1;
+    if (line.find("(NEEDED)") == std::string_view::npos) continue;
+    const size_t open = line.find('['), close = line.rfind(']');
+    if (open != std::string_view::npos && close != std::string_view::npos && close > open + 1)
+      out.emplace_back(line.substr(open + 1, close - open - 1));
+  }
+  return out;
+}
+
+std::vector<Finding> check_needed_libraries(const std::vector<std::string>& needed, std::string_view extension,
+                                            Profile profile) {
+  const Rule* rule = find_rule("cpp_library_compute");
+  const std::optional<Severity> severity = rule ? rule->in(profile) : std::nullopt;
+  if (!severity) return {};
+  std::vector<std::string> unknown;
+  for (const std::string& soname : needed) {
+    const std::string base = soname.substr(0, soname.find(".so"));
+    static const std::regex allowed(
+        "^(libc|libm|libdl|librt|libpthread|libutil|libstdc\\+\\+|libgcc_s|libatomic|ld-linux-.*|linux-vdso|libgomp|"
+        "libiomp5|libomp|libpython3[.0-9]*|libc10|libc10_cuda|libtorch|libtorch_cpu|libtorch_cuda|libtorch_python|"
+        "libtorch_global_deps|libshm|libcudart|libcuda|libnvToolsExt|libnvtx3[a-z]*)$");
+    static const std::regex hybrid_allowed("^(libcublas|libcublasLt|libcudnn.*)$");
+    if (std::regex_match(base, allowed)) continue;
+    if (profile == Profile::hybrid && std::regex_match(base, hybrid_allowed)) continue;
+    unknown.push_back(soname);
+  }
+  if (unknown.empty()) return {};
+  std::string list;
+  for (size_t i = 0; i < unknown.size() && i < 4; ++i) list += (i ? ", " : "") + unknown[i];
+  if (unknown.size() > 4) list += " and " + std::to_string(unknown.size() - 4) + " more";
+  Finding f;
+  f.rule_id = "cpp_library_compute";
+  f.severity = *severity;
+  f.message = "the built extension " + std::string(extension) + " links " + list +
+              " (a library outside the C/C++ runtime, torch, Python and the CUDA runtime): do not link other "
+              "libraries (extra_ldflags); write the kernel yourself";
+  f.snippet = list.substr(0, 120);
+  return {f};
 }
 
 std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,

@@ -69,14 +69,52 @@ bool is_cpu_library_compute(const std::string& w) {
   static const std::set<std::string> kRoutines = {
       "gemm", "gemmt", "gemv", "symm", "symv", "syrk", "syr2k", "trmm", "trsm", "trmv", "trsv", "hemm",
       "herk", "dot", "dotc", "dotu", "axpy", "scal", "ger", "nrm2", "asum", "gesv", "getrf", "potrf"};
-  if (w.size() < 4 || std::string("sdcz").find(w[0]) == std::string::npos) return false;
-  std::string rest = w.substr(1);
-  if (!rest.empty() && rest.back() == '_') rest.pop_back();
+  // Other spellings of the same entry points (red team rt29): MKL's upper-case Fortran aliases
+  // (SGEMM, exported by libtorch_cpu), ILP64 suffixes (sgemm_64, sgemm64_), and a vendor's prefix
+  // before the C interface (numpy's bundled OpenBLAS: scipy_cblas_sgemm64_).
+  std::string lower = w;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* part : {"cblas_", "lapacke_", "openblas", "_blas_", "mkl_"})
+    if (lower.find(part) != std::string::npos) return true;
+  const bool all_upper = std::none_of(w.begin(), w.end(), [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
+  std::string rest = all_upper ? lower : w;
+  if (rest.size() < 4 || std::string("sdcz").find(rest[0]) == std::string::npos) return false;
+  rest = rest.substr(1);
+  while (!rest.empty() && rest.back() == '_') rest.pop_back();
+  if (rest.size() > 2 && rest.compare(rest.size() - 2, 2, "64") == 0) rest.resize(rest.size() - 2);
+  while (!rest.empty() && rest.back() == '_') rest.pop_back();
   return kRoutines.count(rest) > 0;
+}
+
+/// AOTInductor's C shim (`aoti_torch_*`, exported by libtorch): `aoti_torch_cpu_<op>` and
+/// `aoti_torch_cuda_<op>` run ATen's kernels past the dispatcher, and `aoti_torch_call_dispatcher`
+/// (`torch_call_dispatcher`) runs any operator by a name built at run time (red team rt29). The
+/// tensor-handle plumbing (get, delete, new/create, empty, dtype/device/layout queries) is not
+/// compute.
+bool is_aoti_compute(const std::string& w) {
+  if (w == "torch_call_dispatcher" || w.rfind("torch_call_dispatcher", 0) == 0) return true;
+  if (w.rfind("aoti_", 0) != 0) return false;
+  for (const char* plumbing : {"aoti_torch_get_", "aoti_torch_delete_", "aoti_torch_new_", "aoti_torch_create_",
+                               "aoti_torch_empty_strided", "aoti_torch_dtype_", "aoti_torch_device_type_",
+                               "aoti_torch_layout_", "aoti_torch_memory_format_", "aoti_torch_grad_mode_",
+                               "aoti_torch_is_", "aoti_torch_tensor_copy_", "aoti_torch_copy_", "aoti_torch_zero_",
+                               "aoti_torch_clone", "aoti_torch_assign_tensors", "aoti_torch_as_strided"})
+    if (w.rfind(plumbing, 0) == 0) return false;
+  return true;
 }
 
 
 using Names = std::set<std::string, std::less<>>;
+
+/// numpy/cupy names that compute nothing (dtypes, type queries, CuPy's own-kernel API).
+const Names kNumpyNonCompute = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
+                                "uint8", "bool_", "dtype", "finfo", "iinfo", "ndarray", "issubdtype", "isscalar",
+                                "integer", "floating", "uint16", "uint32", "uint64", "float_", "complex64", "complex128",
+                                "intp", "uintp", "bool", "half", "single", "double", "longlong", "ulonglong", "int_",
+                                "number", "generic", "signedinteger", "unsignedinteger", "inexact", "complexfloating",
+                                "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "random", "linalg", "fft",
+                                // CuPy's own-kernel API (the candidate's code)
+                                "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel"};
 
 // ---------------------------------------------------------------------------------------------
 // Name lists (data). Python names are fully resolved dotted names ("torch.cuda.Stream").
@@ -327,6 +365,7 @@ class Analysis {
   const PolicyContext& ctx_;
   PolicyReport report_;
   std::map<std::string, Function> functions_;        ///< "f", "Cls.m"
+  std::vector<std::pair<std::string, Function>> defs_;  ///< every definition, in order; a key defined twice (two nested `wrapper`s) twice
   std::map<std::string, ClassInfo> classes_;
   std::map<std::string, std::string, std::less<>> aliases_;  ///< local name -> dotted name
   std::vector<std::pair<TSNode, std::string>> imports_;      ///< import node, module dotted name
@@ -662,6 +701,7 @@ void Analysis::collect(TSNode n, const std::string& cls, const std::string& func
     std::string name = text(field(n, "name"));
     std::string key = (!cls.empty() && func.empty()) ? cls + "." + name : name;
     functions_[key] = {n, cls};
+    defs_.push_back({key, {n, cls}});
     TSNode parent = ts_node_parent(n);
     if (valid(parent) && type(parent) == "decorated_definition")
       for (TSNode d : named_children(parent))
@@ -871,13 +911,30 @@ void Analysis::collect_cxx() {
 /// Functions on the forward path: ModelNew.forward and __call__, and what they call by name,
 /// through self.method, Class.method, Function.apply and submodules built in __init__.
 void Analysis::compute_reachable() {
-  std::vector<std::string> work;
+  // Work items are definitions, not names: a name defined twice (two nested `wrapper`s, one
+  // honest and one not) brings every definition of it.
+  std::vector<const Function*> work;
+  std::set<uint32_t> visited;  // definitions' start bytes
   auto push = [&](const std::string& key) {
-    if (functions_.count(key) && reachable_.insert(key).second) work.push_back(key);
+    if (!functions_.count(key)) return;
+    reachable_.insert(key);
+    for (const auto& [k, f] : defs_)
+      if (k == key && visited.insert(ts_node_start_byte(f.node)).second) work.push_back(&f);
   };
-  auto push_class = [&](const std::string& c) {
-    for (const char* m : {"forward", "__call__", "__init__"}) push(c + "." + m);
+  // A class's call path: forward, __call__ (and, for a class made on the path, __init__ and
+  // __new__), its own and those of the candidate's classes it derives from (red team rt29: a base
+  // class's __call__ ran numpy around ModelNew's forward).
+  std::set<std::string> classes_pushed;
+  std::function<void(const std::string&, bool)> push_class_path = [&](const std::string& c, bool made) {
+    if (!classes_pushed.insert(c + (made ? "+" : "")).second) return;
+    for (const char* m : {"forward", "__call__"}) push(c + "." + m);
+    if (made)
+      for (const char* m : {"__init__", "__new__"}) push(c + "." + m);
+    if (auto it = classes_.find(c); it != classes_.end())
+      for (const auto& b : it->second.bases)
+        if (classes_.count(b)) push_class_path(b, made);
   };
+  auto push_class = [&](const std::string& c) { push_class_path(c, true); };
   // `self.forward = self._impl` (or a lambda) in __init__ replaces forward.
   std::vector<TSNode> lambdas;
   for (const char* slot : {"self.forward", "self.__call__"}) {
@@ -891,8 +948,50 @@ void Analysis::compute_reachable() {
       else push(vt);
     }
   }
-  push("ModelNew.forward");
-  push("ModelNew.__call__");
+  push_class_path("ModelNew", false);
+  // What Python calls without the path naming it (red team rt29: numpy ran in a __getitem__, a
+  // forward hook and a decorator's wrapper, none of them reached by name). (1) Every special
+  // method of every class of the candidate, except those that make a class or an object (a
+  // class made on the path brings its __init__ and __new__ above). (2) Every function or method
+  // of the candidate used as a value anywhere in the file, not only called: a hook, a callback, a
+  // decorator, a function returned or stored. What the file only calls directly at load time
+  // (module level, ModelNew.__init__) stays off the path.
+  static const Names kMakingDunders = {"__init__", "__new__", "__init_subclass__", "__set_name__", "__prepare__",
+                                       "__post_init__"};
+  for (const auto& [key, f] : defs_) {
+    if (f.cls.empty()) continue;
+    const std::string m = key.substr(key.rfind('.') + 1);
+    if (m.size() > 4 && m.rfind("__", 0) == 0 && m.compare(m.size() - 2, 2, "__") == 0 && !kMakingDunders.count(m))
+      push(key);
+  }
+  {
+    std::set<std::string> methods;  // method names of the candidate's classes
+    for (const auto& [key, f] : defs_)
+      if (!f.cls.empty()) methods.insert(key.substr(key.rfind('.') + 1));
+    walk(syntax_.root(), [&](TSNode x) {
+      std::string_view tx = type(x);
+      if (tx == "import_statement" || tx == "import_from_statement" || tx == "future_import_statement") return false;
+      if (tx != "identifier" && tx != "attribute") return true;
+      TSNode p = ts_node_parent(x);
+      const bool called = valid(p) && type(p) == "call" && ts_node_eq(field(p, "function"), x);
+      if (tx == "attribute") {
+        const std::string m = text(field(x, "attribute"));
+        if (!called && methods.count(m))
+          for (const auto& [key, f] : defs_)
+            if (!f.cls.empty() && key == f.cls + "." + m) push(key);
+        return true;
+      }
+      if (called || !valid(p)) return true;
+      std::string_view tp = type(p);
+      if ((tp == "function_definition" || tp == "class_definition" || tp == "keyword_argument") &&
+          ts_node_eq(field(p, "name"), x))
+        return true;
+      if (tp == "attribute" && ts_node_eq(field(p, "attribute"), x)) return true;
+      const std::string name = text(x);
+      if (functions_.count(name)) push(name);
+      return true;
+    });
+  }
   // Every lambda counts as forward path: a lambda is a callable value, and where it flows (a
   // container, an attribute, an argument) is not followed.
   walk(syntax_.root(), [&](TSNode x) {
@@ -933,9 +1032,8 @@ void Analysis::compute_reachable() {
     });
   };
   while (!work.empty()) {
-    std::string key = work.back();
+    const Function& fn = *work.back();
     work.pop_back();
-    const Function& fn = functions_.at(key);
     follow(field(fn.node, "parameters"), fn.cls);  // default arguments
     walk(field(fn.node, "body"), [&](TSNode x) {
       std::string_view t = type(x);
@@ -972,7 +1070,8 @@ void Analysis::compute_reachable() {
       return true;
     });
   }
-  for (const auto& key : reachable_) reachable_nodes_.push_back(functions_.at(key).node);
+  for (const auto& [key, f] : defs_)
+    if (visited.count(ts_node_start_byte(f.node))) reachable_nodes_.push_back(f.node);
   reachable_nodes_.insert(reachable_nodes_.end(), lambdas.begin(), lambdas.end());
 }
 
@@ -1359,6 +1458,12 @@ void Analysis::match_compute_values() {
       if (!name.empty() && name[0] != '.') {
         if (name.rfind("torch.Tensor.", 0) == 0 && torch_compute_name(name, &gemm)) {
           add("unbound_tensor_method", n, name);
+        } else if ((name.rfind("numpy.", 0) == 0 || name.rfind("cupy.", 0) == 0) && name.rfind("cupy.cuda.", 0) != 0 &&
+                   !is_called(n) && is_compute_op(name.substr(name.rfind('.') + 1)) &&
+                   name.find('.', name.find('.') + 1) == std::string::npos) {
+          // An array library's compute function as a value (a hook, functools.partial): it runs
+          // where no call on the path is seen (red team rt29's kind; numpy is invisible to the op trace).
+          add("torch_compute_as_value", n, name + " used as a value");
         } else if (torch_compute_name(name, &gemm) && (getattr_call || !is_called(n))) {
           if (gemm) gemm_sites_.push_back({n, name, "torch_compute_as_value"});
           else add("torch_compute_as_value", n, name + " used as a value");
@@ -1529,7 +1634,7 @@ void Analysis::match_forward_compute() {
   auto is_receiver_harmless = [&](TSNode obj) { return receiver_harmless(obj); };
   for (TSNode fnode : reachable_nodes_) {
     std::string cls;
-    for (const auto& [key, fn] : functions_)
+    for (const auto& [key, fn] : defs_)
       if (ts_node_eq(fn.node, fnode)) cls = fn.cls;
     walk(field(fnode, "body"), [&](TSNode n) {
       std::string_view t = type(n);
@@ -1552,11 +1657,6 @@ void Analysis::match_forward_compute() {
         // numpy/cupy compute on the forward path, and a tensor's crossing into another library
         // (DLPack, from_numpy, .numpy()): under strict np.maximum on a DLPack view of the
         // input passed as the candidate's kernel (red team rt24; the op trace sees no ATen op).
-        static const Names kNumpyNonCompute = {"float16", "float32", "float64", "bfloat16", "int8", "int16",
-                                               "int32", "int64", "uint8", "bool_", "dtype", "finfo", "iinfo",
-                                               "ndarray", "issubdtype", "isscalar", "integer", "floating",
-                                               // CuPy's own-kernel API (the candidate's code)
-                                               "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel"};
         const bool array_lib = (name.rfind("numpy.", 0) == 0 || name.rfind("cupy.", 0) == 0) &&
                                name.rfind("cupy.cuda.", 0) != 0;  // streams, devices, memory
         if ((array_lib && !kNumpyNonCompute.count(attr)) || attr == "from_dlpack" || attr == "to_dlpack" ||
@@ -1663,6 +1763,9 @@ void Analysis::match_forward_compute() {
         // Any ATen operator by the dispatcher's own entry points: at::redispatch::clamp_min skips
         // the profiler's hook (RecordFunction sits in Dispatcher::call), so the run-time op trace
         // never saw it (red team rt24: ReLU, softmax, LayerNorm passed strict that way).
+        what = w;
+        compute = true;
+      } else if (is_aoti_compute(w)) {
         what = w;
         compute = true;
       } else if (is_cpu_library_compute(w)) {
@@ -2298,6 +2401,7 @@ const std::vector<std::pair<std::string_view, std::set<std::string, std::less<>>
 const std::set<std::string, std::less<>>& detail::compute_op_names() { return kComputeOps; }
 
 bool detail::cpu_library_routine(const std::string& name) { return is_cpu_library_compute(name); }
+bool detail::aoti_compute_shim(const std::string& name) { return is_aoti_compute(name); }
 
 PolicyReport check_candidate(std::string_view python_source, const PolicyContext& ctx) {
   Analysis analysis(python_source, ctx);

@@ -533,6 +533,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       }
       for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile))
         rec.findings.push_back({f.rule_id, std::string(policy::to_string(f.severity)), f.message});
+      if (const auto needed = policy::needed_libraries(o.path.string()))  // nm read it: readelf does too
+        for (const policy::Finding& f : policy::check_needed_libraries(*needed, name, link_profile))
+          rec.findings.push_back({f.rule_id, std::string(policy::to_string(f.severity)), f.message});
     }
     if (!note.empty()) rec.note = note;
     m.link = std::move(rec);

@@ -69,7 +69,14 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
       {"rt28_a1_nnpack_relu", "cpp_library_compute"},      // nnp_relu__avx2 (NNPACK in libtorch_cpu)
       {"rt28_a1b_xnnpack_clamp", "cpp_library_compute"},   // xnn_run_unary_elementwise_nc
       {"rt28_a6_ops_alias_omp", "cpp_library_compute"},    // at::_ops::clamp_min on an OpenMP thread
-      {"rt28_a11_parallel_for_aten", "cpp_library_compute"}};
+      {"rt28_a11_parallel_for_aten", "cpp_library_compute"},
+      // red team rt29: MKL's upper-case SGEMM (libtorch_cpu), numpy's bundled OpenBLAS under its
+      // scipy_ prefix, and AOTInductor's C shim (aoti_torch_cpu_<op>, aoti_torch_call_dispatcher)
+      {"rt29_e_upper_sgemm", "cpp_library_compute"},
+      {"rt29_b_gemm", "cpp_library_compute"},
+      {"rt29_d2_aoti_relu", "cpp_library_compute"},
+      {"rt29_f_aoti_mm_omp", "cpp_library_compute"},
+      {"rt29_g2b_dispatch_sm", "cpp_library_compute"}};
   for (const auto& [name, rule] : expected) {
     const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
     EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
@@ -87,6 +94,41 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
   const auto mm = check_linked_symbols(recorded("rt26_asm_label_mm"), "x.so", Profile::strict);
   ASSERT_EQ(mm.size(), 1u);
   EXPECT_NE(mm[0].message.find("sgemm_"), std::string::npos) << mm[0].message;
+}
+
+std::vector<std::string> recorded_needed(const std::string& name) {
+  std::ifstream f(fs::path(KGYM_TEST_DATA_DIR) / "link" / (name + ".needed"));
+  EXPECT_TRUE(f.good()) << name;
+  std::vector<std::string> v;
+  for (std::string l; std::getline(f, l);)
+    if (!l.empty()) v.push_back(l);
+  return v;
+}
+
+TEST(LinkCheck, OnlyKnownLibrariesAreLinked) {
+  // Red team rt29 linked numpy's bundled OpenBLAS through extra_ldflags (readelf -d of its build);
+  // an honest copy loop built the same way links torch and the C/C++ runtime only.
+  const auto hack = check_needed_libraries(recorded_needed("rt29_b_gemm"), "rt29_b_gemm.so", Profile::strict);
+  ASSERT_EQ(rules(hack), std::vector<std::string>{"cpp_library_compute"});
+  EXPECT_NE(hack[0].message.find("libscipy_openblas64_"), std::string::npos) << hack[0].message;
+  EXPECT_EQ(hack[0].message.find("libc10.so"), std::string::npos) << hack[0].message;
+  EXPECT_TRUE(check_needed_libraries(recorded_needed("rt29_b_gemm"), "x.so", Profile::off).empty());
+  for (Profile p : {Profile::strict, Profile::hybrid, Profile::kernelbench}) {
+    EXPECT_TRUE(check_needed_libraries(recorded_needed("rt29_h_copy_honest"), "x.so", p).empty()) << to_string(p);
+    EXPECT_TRUE(check_linked_symbols(recorded("rt29_h_copy_honest"), "x.so", p).empty()) << to_string(p);
+  }
+  // A CUDA extension's usual links (CUDA 13), OpenMP, Python; cuBLAS only under hybrid.
+  const std::vector<std::string> cuda = {"libc10.so", "libc10_cuda.so", "libtorch.so", "libtorch_cpu.so",
+                                         "libtorch_cuda.so", "libtorch_python.so", "libcudart.so.13", "libgomp.so.1",
+                                         "libstdc++.so.6", "libm.so.6", "libgcc_s.so.1", "libc.so.6",
+                                         "ld-linux-x86-64.so.2", "libpython3.12.so.1.0"};
+  EXPECT_TRUE(check_needed_libraries(cuda, "x.so", Profile::strict).empty());
+  std::vector<std::string> blas = cuda;
+  blas.push_back("libcublas.so.13");
+  EXPECT_EQ(rules(check_needed_libraries(blas, "x.so", Profile::strict)), std::vector<std::string>{"cpp_library_compute"});
+  EXPECT_TRUE(check_needed_libraries(blas, "x.so", Profile::hybrid).empty());
+  // A look-alike of torch's own names is not torch's.
+  EXPECT_FALSE(check_needed_libraries({"libtorch_evil.so", "libc10x.so"}, "x.so", Profile::strict).empty());
 }
 
 TEST(LinkCheck, SymbolFamilies) {
@@ -121,6 +163,16 @@ TEST(LinkCheck, SymbolFamilies) {
   EXPECT_EQ(rule_of("cblas_sgemm"), "cpp_library_compute");
   EXPECT_EQ(rule_of("dgemm_"), "cpp_library_compute");
   EXPECT_EQ(rule_of("dnnl_sgemm"), "cpp_library_compute");
+  // Other spellings of the same routines (red team rt29), and AOTInductor's C shim; its
+  // tensor-handle plumbing and look-alike innocent names are not compute.
+  for (const char* s : {"SGEMM", "DGEMM_", "sgemm_64", "sgemm64_", "scipy_cblas_sgemm64_", "openblas_set_num_threads",
+                        "scipy_sgemm_", "aoti_torch_cpu_mm_out", "aoti_torch_cuda_relu", "aoti_torch_call_dispatcher",
+                        "torch_call_dispatcher"})
+    EXPECT_EQ(rule_of(s), "cpp_library_compute") << s;
+  for (const char* s : {"aoti_torch_get_data_ptr", "aoti_torch_delete_tensor_object", "aoti_torch_empty_strided",
+                        "aoti_torch_dtype_float32", "omp_get_thread_num", "GOMP_parallel", "PyErr_SetString",
+                        "PyLong_AsSsize_t", "strtod", "memcpy"})
+    EXPECT_EQ(rule_of(s), "") << s;
   // ATen's kernels past the dispatcher; its CUDA helpers are allowed.
   EXPECT_EQ(rule_of("_ZN2at4cuda4reluERKNS_6TensorE"), "private_torch_internals");
   EXPECT_EQ(rule_of("_ZN2at3cpu4reluERKNS_6TensorE"), "private_torch_internals");
