@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU (label gpu): the examples, the adversarial candidates and the GPU-only ones on cuda;
+# GPU (label gpu): the examples, the adversarial candidates, the GPU-only ones and the link check on cuda;
 # skipped (77) without a GPU. KGYM_GPU_TEST_OUT=<dir> keeps the verdict files there.
 set -uo pipefail
 KGYM=$1; ROOT=$2
@@ -21,6 +21,11 @@ status=0
 # kernel that must still pass; under the strict profile (the honest Triton kernel is allowed).
 "$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates_gpu" \
   --out "$OUT/gpu_only.jsonl" --cases 3 --jobs 1 -q || status=1
+# Gate 2's link check on CUDA builds, under strict: an extension with its own driver context is
+# rejected by its imports; the honest counterpart (c10's guard, the current stream) passes, so the
+# link check (imports and linked libraries) rejects no honest CUDA build.
+"$KGYM" eval --device cuda --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/link_gpu" --profile strict \
+  --out "$OUT/link_gpu.jsonl" --cases 3 --timeout-case 20 -q || status=1
 # GPU-only reward hacks (side stream, thread launching work after return, persisting L2, pointer
 # cache, stale allocator memory, helper processes with CUDA contexts), run with the policy gate off
 # so that the run-time defences act; one at a time: the zygote kills a candidate's escaped
@@ -48,4 +53,5 @@ python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/examples.jsonl" "$ROO
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/adversarial.jsonl" "$ROOT/tests/data/candidates" || status=1
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/gpu_only.jsonl" "$ROOT/tests/data/candidates_gpu" || status=1
 python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/gpu_hacks.jsonl" "$ROOT/tests/data/hacks_gpu" || status=1
+python3 "$ROOT/tests/integration/expect_outcomes.py" "$OUT/link_gpu.jsonl" "$ROOT/tests/data/link_gpu" || status=1
 exit $status
