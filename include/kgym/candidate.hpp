@@ -44,7 +44,8 @@ struct Evaluation {
 ///    CUDA-L1's `{"level_id", "task_id": <number>, "custom_code", "ref_code"}`; a CUDA-L1 row's
 ///    task id is the suite's "L<level>/<number>_..." when a suite is given, else "L<level>/<number>".
 ///  - FILE.py: that one candidate, for the task named by its stem (DIR/19_ReLU.py) or else by its
-///    folder (DIR/19_ReLU/honest.py); its id is what a folder of candidates would give it.
+///    folder (DIR/19_ReLU/honest.py), else the one task `task_patterns` select (mine.py with
+///    --tasks L1/19); its id is what a folder of candidates would give it.
 ///    A task that `task_patterns` leaves out is an Error(usage).
 /// `suite` may be null only for JSONL rows that carry their own reference (`ref_code`).
 /// Only evaluations whose task matches `task_patterns` (see select_tasks) are returned.

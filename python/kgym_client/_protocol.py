@@ -70,6 +70,13 @@ def split_url(base_url: str) -> tuple[str, int, str]:
 
 
 def reset_body(task_id=None, split=None, seed=None, episode_id=None, **options) -> dict:
+    """The /reset body. Episode options come as keyword arguments (``max_turns=2``) or, as in the
+    wire format (docs/server.md), as one ``options={...}`` dict; both may be given (a keyword wins)."""
+    nested = options.pop("options", None)
+    if nested is not None:
+        if not isinstance(nested, dict):
+            raise TypeError("reset(options=...) takes a dict of episode options, e.g. {'max_turns': 2}")
+        options = {**nested, **options}
     body: dict = {}
     if task_id is not None:
         body["task_id"] = task_id

@@ -204,14 +204,24 @@ Evaluation evaluation_of_file(const fs::path& file, const fs::path& base, const 
 
 /// One .py file given as --candidates: its task by its stem (19_ReLU.py, id "19_ReLU.py"), else by
 /// its folder's name (19_ReLU/honest.py, id "19_ReLU/honest.py"): the ids a folder of candidates
-/// would give it. A task that `patterns` leaves out is a usage error, not an empty run.
+/// would give it; where neither names a task and `patterns` select exactly one, that task. A task
+/// that `patterns` leaves out is a usage error, not an empty run.
 std::vector<Evaluation> load_file(const fs::path& file, const Suite* suite, const std::vector<std::string>& patterns) {
   if (!suite)
     throw Error(ErrorKind::usage, "candidate file " + file.string() + " needs a suite to find its task: pass --suite DIR");
   const fs::path abs = fs::absolute(file);
   auto is_stem = [&](const std::string& name) { return is_task_stem(*suite, name); };
   // By the file's stem; else by its folder's name; neither: the stem's near miss in the error.
-  const bool by_folder = !is_stem(abs.stem().string()) && is_stem(abs.parent_path().filename().string());
+  const bool by_stem = is_stem(abs.stem().string());
+  const bool by_folder = !by_stem && is_stem(abs.parent_path().filename().string());
+  // Neither names a task, but --tasks names exactly one: the file is for that task (fresh-user
+  // run, session 18: `--candidates mine.py --tasks L1/19` was refused).
+  if (!by_stem && !by_folder && !patterns.empty()) {
+    const std::vector<Task> chosen = select_tasks(*suite, patterns);
+    if (chosen.size() == 1)
+      for (const auto& t : suite->tasks)
+        if (t.id == chosen.front().id) return {evaluation_of_file(abs, abs.parent_path(), t)};
+  }
   const Task& task = task_of_file(abs, by_folder ? -1 : 0, *suite);
   if (!matches_any(task, patterns))
     throw Error(ErrorKind::usage, "candidate " + file.string() + " is for task " + task.id +

@@ -249,6 +249,7 @@ void run_eval(EvalArgs& a) {
           {"suite", a.suite},
           {"device", a.device},
           {"options", eo_json},
+          {"verdicts", fs::absolute(a.out).lexically_normal().string()},  // --out, where it is not RUN/verdicts.jsonl
           {"candidates_total", candidates_total},
           {"evaluated_now", evaluated},
           {"resumed", a.resume},
@@ -420,8 +421,9 @@ void add_eval_command(CLI::App& app, int& exit_code) {
       "DEVICE"));
   cmd->add_option("--out", a->out, "Verdicts JSONL file (default kgym-verdicts.jsonl)");
   cmd->add_option("--run-dir", a->run_dir,
-                  "Write a run directory: verdicts.jsonl, results.sqlite and manifest.json (a run "
-                  "directory given as --candidates is its own --run-dir)");
+                  "Write a run directory: verdicts.jsonl (or --out where given; manifest.json's eval.verdicts "
+                  "names it), results.sqlite and manifest.json (a run directory given as --candidates is its own "
+                  "--run-dir)");
   cmd->add_option("--db", a->db, "Also store the verdicts in this (shared) SQLite database");
   cmd->add_flag("--resume", a->resume, "Append to --out, skipping (task, candidate) pairs already judged there with the same candidate and task sources, profile, scale and device (others are judged again)");
   cmd->add_option("--cases", a->cases, "Correctness cases per candidate, each with a fresh secret seed")

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -36,6 +38,7 @@ struct ServeArgs {
   std::string backend;  // default: from the device
   std::string policy_profile = "strict";
   int n_cases = 5;
+  double scale = 1.0;  // the size constants' factor (eval's --scale)
   std::size_t max_episodes = 4096;
   std::size_t max_code_bytes = 256 * 1024;
   double roofline_bandwidth_gbs = 0;  // 0: no roofline floors
@@ -114,6 +117,26 @@ void run_serve(const ServeArgs& a) {
   config.episode.prompt.backend = !a.backend.empty() ? a.backend : (devices.front().name == "cpu" ? "cpu" : "cuda");
   config.episode.prompt.policy_profile = a.policy_profile;
   config.eval.n_cases = a.n_cases;
+  config.eval.scale = a.scale;
+  // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a turn then takes
+  // minutes and may run out of memory (fresh-user run, session 18: an honest ReLU's turn ended
+  // in runtime_error after 119 s). As in eval: a size constant of 65536 or more says so.
+  if (a.evaluator == "engine" && a.scale == 1.0 &&
+      std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.name == "cpu"; })) {
+    static const std::regex big(R"(\b[0-9]{5,}\b)");
+    std::size_t large = 0;
+    for (const auto& t : suite.tasks) {
+      for (auto it = std::sregex_iterator(t.source.begin(), t.source.end(), big); it != std::sregex_iterator(); ++it)
+        if (std::stod(it->str()) >= 65536) {
+          ++large;
+          break;
+        }
+    }
+    if (large > 0)
+      std::fprintf(stderr, "kgym serve: note: %zu of the suite's %zu tasks have full-size inputs (a size constant of "
+                           "65536 or more); on the CPU a turn can take minutes and many GB of memory: --scale 0.05 "
+                           "shrinks every size constant to 5%%\n", large, suite.tasks.size());
+  }
   config.eval.reward = a.reward == "kevin" || a.reward == "log_speed" ? a.reward : "kevin";
   config.max_episodes = a.max_episodes;
   auto floors = std::make_shared<std::map<std::string, double>>(
@@ -171,6 +194,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--backend", args->backend, "Prompt backend: cuda, triton, cpu (default: from the device)");
   cmd->add_option("--profile,--policy-profile", args->policy_profile, "Default policy profile: strict, hybrid, kernelbench or off (docs/policy_rules.md)")->capture_default_str();
   cmd->add_option("--cases", args->n_cases, "Correctness cases per evaluation")->capture_default_str()->check(CLI::Range(1, 100));
+  cmd->add_option("--scale", args->scale, "Multiply every task's module-level size constants (ints >= 16) by this, as in eval")
+      ->capture_default_str()->check(CLI::Validator(
+          [](std::string& v) { return std::stod(v) > 0 ? std::string() : std::string("must be > 0 (a factor for the size constants, e.g. 0.05)"); },
+          "POSITIVE"));
   cmd->add_option("--max-episodes", args->max_episodes, "Open episodes at most")->capture_default_str();
   cmd->add_option("--max-code-bytes", args->max_code_bytes, "Longest accepted submission")->capture_default_str();
   cmd->add_option("--roofline-bandwidth-gbs", args->roofline_bandwidth_gbs,

@@ -87,6 +87,35 @@ expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T
 # check --built: a file that is not a shared object, or a folder without one, is bad input (fresh-user run, session 17)
 expect 2 "not a shared object" -- "$KGYM" check --built "$ROOT/README.md"
 expect 2 "no .so file under" -- "$KGYM" check --built "$ROOT/examples"
+# serve --scale (fresh-user run, session 18: full-size KernelBench on the CPU ran out of memory in a
+# turn, and serve had no --scale): a suite with a full-size task gets a note at start, not with --scale.
+mkdir -p "$T/big/level1"
+sed 's/^dim = 4096$/dim = 1048576/' "$S/level1/19_ReLU.py" > "$T/big/level1/19_ReLU.py"
+serve_note() {  # serve_note ARGS...: the server's stderr until it listens
+  timeout 60 "$KGYM" serve --port 0 --devices cpu --suite "$T/big" "$@" >"$T/serve.out" 2>"$T/serve.err" &
+  local pid=$!
+  for _ in $(seq 1 300); do grep -q "listening on" "$T/serve.out" 2>/dev/null && break; sleep 0.2; done
+  kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+}
+serve_note
+if grep -q "listening on" "$T/serve.out" && grep -q "full-size inputs.*--scale 0.05" "$T/serve.err"; then echo "ok: serve notes full-size tasks on the CPU"
+else echo "FAIL: serve gave no full-size note:"; cat "$T/serve.out" "$T/serve.err"; fail=1; fi
+serve_note --scale 0.05
+if grep -q "listening on" "$T/serve.out" && ! grep -q "full-size" "$T/serve.err"; then echo "ok: serve --scale 0.05"
+else echo "FAIL: serve --scale 0.05:"; cat "$T/serve.out" "$T/serve.err"; fail=1; fi
+expect 2 "must be > 0" -- "$KGYM" serve --port 0 --suite "$S" --scale 0
+# --run-dir with --out: the manifest names where the verdicts went (fresh-user run, session 18)
+"$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --run-dir "$T/rd" --out "$T/elsewhere.jsonl" --no-timing -q >/dev/null 2>&1
+if python3 -c "import json,sys; m=json.load(open(sys.argv[1])); assert m['eval']['verdicts']==sys.argv[2], m['eval']" "$T/rd/manifest.json" "$(cd "$T" && pwd -P)/elsewhere.jsonl" 2>"$T/err"; then
+  echo "ok: the run directory's manifest names --out"
+else echo "FAIL: manifest without --out:"; cat "$T/err"; fail=1; fi
+# a file whose name and folder name no task is judged on the one task --tasks names (fresh-user run, session 18)
+cp "$C/19_ReLU/honest.py" "$T/mine.py"
+if "$KGYM" eval --suite "$S" --candidates "$T/mine.py" --tasks L1/19 --out "$T/mine.jsonl" --no-timing -q >/dev/null 2>"$T/err" &&
+   grep -q '"task_id": *"L1/19_ReLU"' "$T/mine.jsonl" && grep -q '"candidate_id": *"mine.py"' "$T/mine.jsonl"; then
+  echo "ok: --candidates FILE.py --tasks ONE"
+else echo "FAIL: --candidates FILE.py --tasks ONE:"; cat "$T/err"; fail=1; fi
+expect 2 "matches no task" -- "$KGYM" eval --suite "$S" --candidates "$T/mine.py" --tasks 'L1/*' --out "$T/mine2.jsonl"
 # --resume keeps earlier verdicts and only evaluates what is missing.
 "$KGYM" eval --suite "$S" --candidates "$C" --tasks L1/40 --out "$T/r.jsonl" --no-timing -q >/dev/null 2>&1
 n1=$(wc -l < "$T/r.jsonl")

@@ -68,6 +68,13 @@ def test_single_turn_and_max_return(scripted_server):
     c.submit_kernel(r.episode_id, script(outcome="runtime_error"))
     last = c.submit_kernel(r.episode_id, script(outcome="passed", speedup=3))
     assert last.observation["returns"]["returns"] == pytest.approx([0.8, 1.0])
+    # The wire format's options object works as a dict too (fresh-user run, session 18: it was
+    # refused as an unknown option `options`); a keyword wins over the dict.
+    r = c.reset(task_id="tanh", options={"single_turn": True, "reward": "stepped"}, reward="kevin")
+    r1 = c.submit_kernel(r.episode_id, script(outcome="passed", speedup=3))
+    assert r1.done
+    with pytest.raises(TypeError):
+        c.reset(task_id="tanh", options=["single_turn"])
 
 
 def test_bad_requests_get_clear_errors(scripted_server):
