@@ -116,6 +116,9 @@ TEST(LinkCheck, OnlyKnownLibrariesAreLinked) {
   for (Profile p : {Profile::strict, Profile::hybrid, Profile::kernelbench}) {
     EXPECT_TRUE(check_needed_libraries(recorded_needed("rt29_h_copy_honest"), "x.so", p).empty()) << to_string(p);
     EXPECT_TRUE(check_linked_symbols(recorded("rt29_h_copy_honest"), "x.so", p).empty()) << to_string(p);
+    // tests/data/link_gpu/19_ReLU/honest_cuda.py's extension, built here with nvcc 13.0 (sm_90)
+    EXPECT_TRUE(check_needed_libraries(recorded_needed("honest_cuda_guard"), "x.so", p).empty()) << to_string(p);
+    EXPECT_TRUE(check_linked_symbols(recorded("honest_cuda_guard"), "x.so", p).empty()) << to_string(p);
   }
   // A CUDA extension's usual links (CUDA 13), OpenMP, Python; cuBLAS only under hybrid.
   const std::vector<std::string> cuda = {"libc10.so", "libc10_cuda.so", "libtorch.so", "libtorch_cpu.so",
