@@ -25,19 +25,31 @@ namespace {
 int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
   namespace fs = std::filesystem;
   std::vector<fs::path> objects;
+  std::size_t triton_skipped = 0;
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
     objects.push_back(path);
   } else if (fs::is_directory(path, ec)) {
     for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_regular_file() && it->path().extension() == ".so") objects.push_back(it->path());
+      if (it->is_regular_file() && it->path().extension() == ".so") {
+        // Triton's own launchers (kgym's cache keeps them under <build>/triton/): Triton builds
+        // them, and they load the driver API by design; eval does not check them either.
+        const std::string rel = it->path().lexically_relative(path).generic_string();
+        if (("/" + rel).find("/triton/") != std::string::npos) {
+          ++triton_skipped;
+          continue;
+        }
+        objects.push_back(it->path());
+      }
   } else {
     throw Error(ErrorKind::usage, "--built: '" + path + "' is neither a file nor a folder");
   }
   std::sort(objects.begin(), objects.end());
   if (objects.empty())
-    throw Error(ErrorKind::usage, "--built: no .so file under '" + path + "'; give a build folder (e.g. ~/.cache/kgym/build/<id>/torch_extensions) or a .so file");
+    throw Error(ErrorKind::usage, "--built: no .so file under '" + path + "'" +
+                                      (triton_skipped ? " but Triton's own launchers (not checked)" : "") +
+                                      "; give a build folder (e.g. ~/.cache/kgym/build/<id>/torch_extensions) or a .so file");
   int rejected = 0;
   for (const fs::path& o : objects) {
     std::string error;
@@ -67,7 +79,9 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
     for (const auto& f : findings)
       std::cout << "  " << policy::to_string(f.severity) << " [" << f.rule_id << "] " << f.message << "\n";
   }
-  if (!jsonl) std::cout << objects.size() << " checked, " << rejected << " rejected\n";
+  if (!jsonl)
+    std::cout << objects.size() << " checked, " << rejected << " rejected"
+              << (triton_skipped ? ", " + std::to_string(triton_skipped) + " of Triton's own launchers skipped" : "") << "\n";
   return rejected > 0 ? kExitFindings : kExitOk;
 }
 

@@ -87,6 +87,10 @@ expect 2 "did you mean 19_ReLU.py" -- "$KGYM" eval --suite "$S" --candidates "$T
 # check --built: a file that is not a shared object, or a folder without one, is bad input (fresh-user run, session 17)
 expect 2 "not a shared object" -- "$KGYM" check --built "$ROOT/README.md"
 expect 2 "no .so file under" -- "$KGYM" check --built "$ROOT/examples"
+# ... and Triton's own launchers in a kgym build folder are skipped, as eval skips them (H200 run 3, session 18)
+SO=$(python3 -c "import _ctypes; print(_ctypes.__file__)")
+mkdir -p "$T/built/triton/abc" && cp "$SO" "$T/built/triton/abc/__triton_launcher.so"
+expect 2 "but Triton's own launchers" -- "$KGYM" check --built "$T/built"
 # serve --scale (fresh-user run, session 18: full-size KernelBench on the CPU ran out of memory in a
 # turn, and serve had no --scale): a suite with a full-size task gets a note at start, not with --scale.
 mkdir -p "$T/big/level1"
