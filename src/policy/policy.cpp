@@ -1269,6 +1269,40 @@ void Analysis::match_names() {
       }
     return true;
   });
+  // Array interop anywhere (red team rt30: a numpy view of a torch buffer made in __init__, then
+  // numpy's operators on it in forward, which no name and no ATen trace shows), and modules
+  // reached as another module's attribute (rt30: numpy's namespace -> .ctypeslib -> ctypes,
+  // ._ctypeslib.os -> os.sys.modules -> any module, past the import and name rules).
+  static const Names kInterop = {"numpy", "from_numpy", "from_dlpack", "to_dlpack", "__dlpack__", "__dlpack_device__",
+                                 "__array__", "__array_interface__", "__array_struct__", "__cuda_array_interface__",
+                                 "__array_namespace__", "asarray", "asanyarray", "ascontiguousarray", "frombuffer",
+                                 "as_array", "ctypeslib", "_ctypeslib"};
+  static const std::map<std::string, std::string_view, std::less<>> kModuleAttrs = {
+      {"os", "introspection"}, {"sys", "introspection"}, {"inspect", "introspection"}, {"builtins", "introspection"},
+      {"gc", "introspection"}, {"ctypes", "dynamic_code"}, {"CDLL", "dynamic_code"}, {"cdll", "dynamic_code"},
+      {"PyDLL", "dynamic_code"}, {"pydll", "dynamic_code"}, {"pythonapi", "dynamic_code"},
+      {"LoadLibrary", "dynamic_code"}, {"importlib", "dynamic_code"}, {"subprocess", "subprocess_system"},
+      // whether the profiler runs: a candidate that can tell traced calls from the others (rt30)
+      {"profiler", "introspection"}, {"_is_profiler_enabled", "introspection"}, {"_profiler_enabled", "introspection"}};
+  walk(syntax_.root(), [&](TSNode n) {
+    std::string_view t = type(n);
+    if (t == "import_statement" || t == "import_from_statement" || t == "future_import_statement") return false;
+    std::string attr;
+    if (t == "attribute") {
+      attr = text(field(n, "attribute"));
+    } else if (t == "identifier" && aliases_.count(text(n))) {  // from numpy import asarray
+      const std::string name = resolve(n);
+      if (name.find('.') != std::string::npos) attr = name.substr(name.rfind('.') + 1);
+      if (attr == "numpy") attr.clear();  // `import numpy` itself
+    } else {
+      return true;
+    }
+    if (kInterop.count(attr)) add("array_interop", n, text(n));
+    if (t == "attribute")
+      if (auto it = kModuleAttrs.find(attr); it != kModuleAttrs.end())
+        add(it->second, n, text(n) + " (a module reached as an attribute)");
+    return true;
+  });
   // getattr(module, <not a constant>) is dynamic code; setattr/delattr on modules is patching.
   walk(syntax_.root(), [&](TSNode n) {
     if (type(n) != "call") return true;

@@ -122,6 +122,10 @@ std::vector<RuleCase> rule_cases() {
   // pass_statement (KernelBench semantics)
   p = {}; p.forward = "        if x.is_contiguous():\n            pass\n" + f_default;
   c.push_back({"pass_statement", Profile::kernelbench, p, P{}});
+  // array_interop: a numpy view of a torch buffer made in __init__ (red team rt30); constants by torch.tensor
+  p = {}; p.init_extra = "        self.buf = torch.zeros(16)\n        self.arr = self.buf.numpy()\n";
+  h = {}; h.init_extra = "        self.c = torch.tensor([1.0, 2.0])\n";
+  c.push_back({"array_interop", Profile::strict, p, h});
   // torch_compute_in_forward
   p = {}; p.forward = "        return torch.relu(self.ext.relu_cuda(x))\n";
   h = {}; h.forward = "        return self.ext.relu_cuda(x).view(x.shape)\n";
