@@ -1281,6 +1281,10 @@ void Analysis::match_names() {
       {"os", "introspection"}, {"sys", "introspection"}, {"inspect", "introspection"}, {"builtins", "introspection"},
       {"gc", "introspection"}, {"ctypes", "dynamic_code"}, {"CDLL", "dynamic_code"}, {"cdll", "dynamic_code"},
       {"PyDLL", "dynamic_code"}, {"pydll", "dynamic_code"}, {"pythonapi", "dynamic_code"},
+      // numpy and threads as attributes of other modules (red team rt31: torch.storage.np,
+      // torch.storage.threading)
+      {"np", "array_interop"}, {"threading", "threads_processes_async"}, {"_thread", "threads_processes_async"},
+      {"multiprocessing", "threads_processes_async"},
       {"LoadLibrary", "dynamic_code"}, {"importlib", "dynamic_code"}, {"subprocess", "subprocess_system"},
       // whether the profiler runs: a candidate that can tell traced calls from the others (rt30)
       {"profiler", "introspection"}, {"_is_profiler_enabled", "introspection"}, {"_profiler_enabled", "introspection"}};
@@ -1290,6 +1294,11 @@ void Analysis::match_names() {
     std::string attr;
     if (t == "attribute") {
       attr = text(field(n, "attribute"));
+    } else if (t == "identifier" && text(n) == "memoryview" && !functions_.count("memoryview") &&
+               !assigns_.count("memoryview")) {
+      attr = "memoryview";  // the builtin: a view of a buffer's memory (rt31's kind)
+      add("array_interop", n, "memoryview");
+      return true;
     } else if (t == "identifier" && aliases_.count(text(n))) {  // from numpy import asarray
       const std::string name = resolve(n);
       if (name.find('.') != std::string::npos) attr = name.substr(name.rfind('.') + 1);
@@ -1298,6 +1307,11 @@ void Analysis::match_names() {
       return true;
     }
     if (kInterop.count(attr)) add("array_interop", n, text(n));
+    // numpy's ndarray constructor over a buffer (a tensor's bytes or memory) and memoryview
+    if (t == "attribute" && attr == "ndarray") {
+      TSNode p = ts_node_parent(n);
+      if (valid(p) && type(p) == "call" && ts_node_eq(field(p, "function"), n)) add("array_interop", n, text(n) + "(...)");
+    }
     if (t == "attribute")
       if (auto it = kModuleAttrs.find(attr); it != kModuleAttrs.end())
         add(it->second, n, text(n) + " (a module reached as an attribute)");
@@ -2084,6 +2098,26 @@ void Analysis::match_cxx() {
       // (any use, not only a call: rt28 took pybind11::getattr's address and called it later)
       if (w == "getattr" || w == "setattr" || w == "hasattr" || w == "delattr")
         hit("dynamic_code", w + " (Python attribute access from C++)");
+      // Python objects called, operated on or read from C++ (red team rt31: torch's operators
+      // through PyNumber_Multiply / PyNumber_MatrixMultiply, a method fetched by
+      // PyObject_GetAttrString and called, pybind11's attribute accessor called as `Acc(o, "relu")()`,
+      // on an OpenMP team thread the op trace does not watch; numpy over PyMemoryView_FromMemory).
+      // Every honest build imports some of these through pybind11's own headers, so the link
+      // check cannot tell; the names written in the candidate's C++ can.
+      static const char* const kPyCallPrefixes[] = {
+          "PyNumber_", "PyObject_Call", "PyObject_GetAttr", "PyObject_SetAttr", "PyObject_GenericGetAttr",
+          "PyObject_RichCompare", "PyObject_Vectorcall", "PyVectorcall_", "PyMemoryView_", "PyObject_GetItem",
+          "PyObject_GetBuffer", "PyObject_GetIter", "PyEval_Call", "PySequence_", "PyMapping_", "_PyObject_Call",
+          "_PyObject_Vectorcall", "PyCFunction_Call", "PyIter_"};
+      for (const char* prefix : kPyCallPrefixes)
+        if (w.rfind(prefix, 0) == 0) {
+          hit("dynamic_code", w + " (a Python object called or operated on from C++)");
+          break;
+        }
+      if (w == "accessor" || w == "accessor_policies" || w == "str_attr" || w == "obj_attr" || w == "memoryview" ||
+          (w == "attr" && i > 0 && (tk[i - 1].text == "." || tk[i - 1].text == "->") && i + 1 < tk.size() &&
+           tk[i + 1].text == "("))
+        hit("dynamic_code", w + " (pybind11's Python attribute access or buffer views from C++)");
       // The operator trace's thread-local state, restored from a copy made outside the trace
       // (red team rt28: an at::ThreadLocalStateGuard hid clamp_min from the CPU op trace).
       if (w == "ThreadLocalState" || w == "ThreadLocalStateGuard" || w == "RecordFunctionTLS" ||
