@@ -2114,7 +2114,10 @@ void Analysis::match_cxx() {
           hit("dynamic_code", w + " (a Python object called or operated on from C++)");
           break;
         }
-      if (w == "accessor" || w == "accessor_policies" || w == "str_attr" || w == "obj_attr" || w == "memoryview" ||
+      // (`accessor` only as pybind11's `detail::accessor`: at::Tensor's `x.accessor<float, 2>()` is
+      // the honest CPU idiom)
+      if ((w == "accessor" && i >= 2 && tk[i - 1].text == "::" && tk[i - 2].text == "detail") ||
+          w == "accessor_policies" || w == "str_attr" || w == "obj_attr" || w == "memoryview" ||
           (w == "attr" && i > 0 && (tk[i - 1].text == "." || tk[i - 1].text == "->") && i + 1 < tk.size() &&
            tk[i + 1].text == "("))
         hit("dynamic_code", w + " (pybind11's Python attribute access or buffer views from C++)");

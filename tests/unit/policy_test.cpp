@@ -421,6 +421,27 @@ TEST(Policy, ACxxFindingPointsAtTheLineThatHoldsTheName) {
   EXPECT_TRUE(found) << dump(rm);
 }
 
+TEST(Policy, PythonCalledFromCxxIsDynamicCodeButTensorAccessorsAreNot) {
+  // Red team rt31: torch's operators through the C API or pybind11's accessor, called from C++.
+  for (const char* body : {"  PyObject* r = PyNumber_Multiply(a, b);\n",
+                           "  PyObject* m = PyObject_GetAttrString(o, name);\n",
+                           "  auto r = obj.attr(\"relu\")();\n",
+                           "  using Acc = py::detail::accessor<py::detail::accessor_policies::str_attr>;\n"}) {
+    Parts p;
+    p.cuda_extra = std::string("void helper(PyObject* a, PyObject* b, PyObject* o, const char* name, py::object obj) {\n") +
+                   body + "}\n";
+    auto r = check(candidate(p));
+    EXPECT_TRUE(fires(r, "dynamic_code")) << body << dump(r);
+  }
+  // at::Tensor's accessors (the honest CPU idiom) and py::cast are not.
+  Parts h;
+  h.cuda_extra = "float first(torch::Tensor x) { auto a = x.accessor<float, 1>(); auto p = x.packed_accessor32<float, 1>();\n"
+                 "  py::object o = py::cast(x); return a[0] + p[0]; }\n";
+  auto honest = check(candidate(h));
+  EXPECT_FALSE(fires(honest, "dynamic_code")) << dump(honest);
+  EXPECT_FALSE(honest.rejected()) << dump(honest);
+}
+
 TEST(Policy, DeepNestingIsASyntaxErrorNotACrash) {
   std::string deep = "x = " + std::string(20000, '(') + "1" + std::string(20000, ')') + "\n";
   auto r = check(deep);
