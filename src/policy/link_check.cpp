@@ -138,8 +138,8 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
     return SymbolHit{"cpp_library_compute", "AOTInductor's C shim: ATen operators past the dispatcher, or by name"};
   // An imported name is never the candidate's own code: a BLAS/LAPACK routine at the end of it,
   // after any vendor prefix (scipy_cblas_sgemm64_, a bundled OpenBLAS's; red team rt29), counts.
-  for (size_t at = 0; at < s.size(); at = s.find('_', at) == std::string_view::npos ? s.size() : s.find('_', at) + 1)
-    if (at > 0 && detail::cpu_library_routine(std::string(s.substr(at))))
+  for (size_t at = s.find('_'); at != std::string_view::npos; at = s.find('_', at + 1))
+    if (detail::cpu_library_routine(std::string(s.substr(at + 1))))
       return SymbolHit{"cpp_library_compute", "a library compute routine under a vendor's prefix"};
   // Of the source scan's C names only the persisting-L2 settings: files, threads and processes
   // are the sandbox's (Landlock, seccomp, the thread census), and the toolchain's own code imports
