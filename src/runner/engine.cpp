@@ -862,14 +862,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     return true;
   };
   for (int round = 0; round < rounds; ++round) {
-    // Fresh inputs for every call (one seed each) and a secret recheck subset among the first
-    // min_calls timed calls: the candidate code cannot know which outputs are checked (D2, D3).
+    // Fresh inputs for every call (one seed each) and a secret recheck subset (recheck_positions,
+    // wall_check.hpp; the worker adds the round's last call): the candidate code cannot know
+    // which outputs are checked (D2, D3).
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(per.warmup + per.max_calls));
     for (auto& x : seeds) x = fresh_seed();
-    std::vector<int> keep(static_cast<std::size_t>(per.min_calls));
-    std::iota(keep.begin(), keep.end(), 0);
-    std::shuffle(keep.begin(), keep.end(), rng);
-    keep.resize(std::min<std::size_t>(keep.size(), static_cast<std::size_t>(std::max(1, to.rechecks_per_round))));
+    const std::vector<int> keep = runner::recheck_positions(per.min_calls, per.max_calls, to.rechecks_per_round, rng);
     const auto began = clock::now();
     std::optional<Message> t;
     {

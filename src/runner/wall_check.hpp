@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace kgym::runner {
@@ -151,6 +153,26 @@ inline bool baseline_floor_can_bind(double own_per_call_ms, double median_ms, do
   if (!(own_per_call_ms > 0)) return true;  // no own figure (inconclusive): only the supervisor's
   if (!(median_ms > 0) || !(floor_factor > 0)) return true;  // nothing to bound it by: measure
   return own_per_call_ms / floor_factor > median_ms - std::max(0.0, window_overhead_ms);
+}
+
+/// The timed calls of one round whose outputs the reference rechecks (indices into the round's
+/// timed calls; the worker adds the round's last call itself): one among the first `min_calls`
+/// (a round always reaches them), the others among all `max_calls` positions, `n` in all,
+/// distinct, in random order. A draw among the first `min_calls` alone let a candidate that
+/// counted its calls give wrong outputs at positions it knew were never rechecked (red team
+/// rt32). Positions past the round's adaptive stop are simply not reached.
+template <class Rng>
+std::vector<int> recheck_positions(int min_calls, int max_calls, int n, Rng& rng) {
+  std::vector<int> early(static_cast<std::size_t>(std::max(1, min_calls)));
+  std::iota(early.begin(), early.end(), 0);
+  std::shuffle(early.begin(), early.end(), rng);
+  std::vector<int> keep = {early.front()};
+  std::vector<int> any(static_cast<std::size_t>(std::max({1, max_calls, min_calls})));
+  std::iota(any.begin(), any.end(), 0);
+  std::shuffle(any.begin(), any.end(), rng);
+  for (int k : any)
+    if (static_cast<int>(keep.size()) < std::max(1, n) && k != keep.front()) keep.push_back(k);
+  return keep;
 }
 
 }  // namespace kgym::runner

@@ -1,5 +1,6 @@
 // The wall-clock check's estimate (src/runner/wall_check.hpp).
 #include <gtest/gtest.h>
+#include <random>
 
 #include "../../src/runner/wall_check.hpp"
 
@@ -198,4 +199,24 @@ TEST(WallCheck, TheCandidatesOwnCalibrationOnlyRaisesItsFloor) {
   flat.add_timed(10.2);
   EXPECT_NEAR(candidate_calls_ms(flat, slow), 10.2, 1e-9);
   EXPECT_NEAR(candidate_calls_ms(flat, own), 10.2, 1e-9);
+}
+
+TEST(RecheckPositions, OneEarlyCallAndTheRestAnywhereDistinct) {
+  // Red team rt32 gave wrong outputs at timed positions 46 to 51, which a draw among the first
+  // min_calls never reached: every position must be drawn sometimes.
+  std::mt19937_64 rng(7);
+  std::vector<int> seen(100, 0);
+  for (int t = 0; t < 2000; ++t) {
+    const auto keep = kgym::runner::recheck_positions(10, 100, 2, rng);
+    ASSERT_EQ(keep.size(), 2u);
+    EXPECT_LT(keep[0], 10);
+    EXPECT_NE(keep[0], keep[1]);
+    for (int k : keep) {
+      ASSERT_GE(k, 0);
+      ASSERT_LT(k, 100);
+      ++seen[static_cast<std::size_t>(k)];
+    }
+  }
+  for (int k = 0; k < 100; ++k) EXPECT_GT(seen[static_cast<std::size_t>(k)], 0) << "position " << k << " never drawn";
+  EXPECT_EQ(kgym::runner::recheck_positions(5, 3, 9, rng).size(), 5u);  // no more than there are
 }
