@@ -7,7 +7,6 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <map>
 #include <set>
 #include <thread>
@@ -145,19 +144,13 @@ void run_eval(EvalArgs& a) {
   // takes minutes and most of a small machine's memory with nothing on screen (fresh-user run,
   // session 16). A size constant of 65536 or more in a selected task's source says so.
   if (a.device == "cpu" && a.scale == 1.0 && !a.quiet && !builtin) {
-    static const std::regex big(R"(\b[0-9]{5,}\b)");
-    for (const auto& e : evals) {
-      bool large = false;
-      for (auto it = std::sregex_iterator(e.task.source.begin(), e.task.source.end(), big);
-           it != std::sregex_iterator() && !large; ++it)
-        large = std::stod(it->str()) >= 65536;
-      if (large) {
+    for (const auto& e : evals)
+      if (has_full_size_inputs(e.task)) {
         std::fprintf(stderr, "kgym eval: note: %s has full-size inputs (a size constant of 65536 or more); on the CPU a "
                              "verdict can take minutes and many GB of memory: --scale 0.05 shrinks every size "
                              "constant to 5%%\n", e.task.id.c_str());
         break;
       }
-    }
   }
   EvalOptions& eo = a.eval;
   eo.n_cases = a.cases;

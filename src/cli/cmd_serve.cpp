@@ -5,7 +5,6 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -123,19 +122,11 @@ void run_serve(const ServeArgs& a) {
   // in runtime_error after 119 s). As in eval: a size constant of 65536 or more says so.
   if (a.evaluator == "engine" && a.scale == 1.0 &&
       std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.name == "cpu"; })) {
-    static const std::regex big(R"(\b[0-9]{5,}\b)");
-    std::size_t large = 0;
-    for (const auto& t : suite.tasks) {
-      for (auto it = std::sregex_iterator(t.source.begin(), t.source.end(), big); it != std::sregex_iterator(); ++it)
-        if (std::stod(it->str()) >= 65536) {
-          ++large;
-          break;
-        }
-    }
+    const auto large = std::count_if(suite.tasks.begin(), suite.tasks.end(), has_full_size_inputs);
     if (large > 0)
       std::fprintf(stderr, "kgym serve: note: %zu of the suite's %zu tasks have full-size inputs (a size constant of "
                            "65536 or more); on the CPU a turn can take minutes and many GB of memory: --scale 0.05 "
-                           "shrinks every size constant to 5%%\n", large, suite.tasks.size());
+                           "shrinks every size constant to 5%%\n", static_cast<std::size_t>(large), suite.tasks.size());
   }
   config.eval.reward = a.reward == "kevin" || a.reward == "log_speed" ? a.reward : "kevin";
   config.max_episodes = a.max_episodes;

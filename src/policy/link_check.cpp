@@ -243,21 +243,40 @@ std::string demangle(const std::string& symbol) {
   return status == 0 && out ? std::string(out.get()) : symbol;
 }
 
-std::optional<std::vector<std::string>> undefined_symbols(const std::string& path, std::string* error) {
-  ProcessResult r = run_process({"nm", "-D", "--undefined-only", "--format=posix", path}, 30000);
+namespace {
+
+/// The output lines of a GNU binutils tool run on `path` (`args` first); nullopt with `error` set
+/// when it cannot run ("<tool> could not run ...; install GNU binutils") or fails on the file.
+std::optional<std::vector<std::string_view>> binutils_lines(const std::vector<std::string>& args, const std::string& path,
+                                                            std::string& out, std::string* error) {
+  std::vector<std::string> argv = args;
+  argv.push_back(path);
+  ProcessResult r = run_process(argv, 30000);
   if (!r.ok()) {
     if (error)
-      *error = !r.started ? "nm could not run (" + r.error + "); install GNU binutils"
-                          : "nm failed on " + path + ": " + r.err.substr(0, 300);
+      *error = !r.started ? args.front() + " could not run (" + r.error + "); install GNU binutils"
+                          : args.front() + " failed on " + path + ": " + r.err.substr(0, 300);
     return std::nullopt;
   }
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < r.out.size()) {
-    size_t end = r.out.find('\n', start);
-    if (end == std::string::npos) end = r.out.size();
-    std::string_view line(r.out.data() + start, end - start);
+  out = std::move(r.out);
+  std::vector<std::string_view> lines;
+  for (size_t start = 0; start < out.size();) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    lines.emplace_back(out.data() + start, end - start);
     start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> undefined_symbols(const std::string& path, std::string* error) {
+  std::string text;
+  const auto lines = binutils_lines({"nm", "-D", "--undefined-only", "--format=posix"}, path, text, error);
+  if (!lines) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::string_view line : *lines) {
     std::string name(line.substr(0, line.find(' ')));
     if (auto at = name.find('@'); at != std::string::npos) name.resize(at);
     if (!name.empty()) out.push_back(std::move(name));
@@ -268,20 +287,11 @@ std::optional<std::vector<std::string>> undefined_symbols(const std::string& pat
 }
 
 std::optional<std::vector<std::string>> needed_libraries(const std::string& path, std::string* error) {
-  ProcessResult r = run_process({"readelf", "-d", "--wide", path}, 30000);
-  if (!r.ok()) {
-    if (error)
-      *error = !r.started ? "readelf could not run (" + r.error + "); install GNU binutils"
-                          : "readelf failed on " + path + ": " + r.err.substr(0, 300);
-    return std::nullopt;
-  }
+  std::string text;
+  const auto lines = binutils_lines({"readelf", "-d", "--wide"}, path, text, error);
+  if (!lines) return std::nullopt;
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start < r.out.size()) {
-    size_t end = r.out.find('\n', start);
-    if (end == std::string::npos) end = r.out.size();
-    std::string_view line(r.out.data() + start, end - start);
-    start = end + 1;
+  for (std::string_view line : *lines) {
     if (line.find("(NEEDED)") == std::string_view::npos) continue;
     const size_t open = line.find('['), close = line.rfind(']');
     if (open != std::string_view::npos && close != std::string_view::npos && close > open + 1)

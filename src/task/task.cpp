@@ -35,6 +35,13 @@ std::string task_stem(const std::string& id) {
   return slash == std::string::npos ? id : id.substr(slash + 1);
 }
 
+bool has_full_size_inputs(const Task& task) {
+  static const std::regex big(R"(\b[0-9]{5,}\b)");
+  for (auto it = std::sregex_iterator(task.source.begin(), task.source.end(), big); it != std::sregex_iterator(); ++it)
+    if (std::stod(it->str()) >= 65536) return true;
+  return false;
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::input, "cannot read file " + path.string() + ": check the path and permissions");
