@@ -35,7 +35,8 @@ floor (the same, plus the least each listed defence costs; nothing else):
   recheck 2 timed outputs kept and compared with the reference on regenerated inputs (the
           issue's "secret random subset", at its smallest useful size)
   trace   (reported apart; GPU only) 3 calls under ``torch.profiler`` with CUDA activities,
-          including the profiler's start and stop: the issue's launch accounting
+          including the profiler's start and stop: the issue's launch accounting (CUPTI's
+          one-time start-up in this process runs once before the first row, outside every row)
 
 Left out of the floor, as costing no device time or being shareable across verdicts: the
 trivial answers (once per task, not per verdict), the wall clock of the timed calls (read around
@@ -43,6 +44,9 @@ calls that run anyway), the precision-flag comparison, the persisting-L2 reset.
 
 overhead = floor phases / plain phases - 1, per row and over all rows (sum of seconds); with and
 without the trace. A first call of each model is made and left out of both (JIT builds).
+``--busy`` adds a second reading of "GPU time": each phase run once more under torch.profiler
+(CUDA activities), the device time of every kernel, copy and fill summed (``*_busy_s``), which
+leaves out host time (Python, launches) that the wall clock holds.
 
     python3 bench/overhead_floor.py --suite .carry/data/kernelbench/level1 \\
         --candidates tests/data/honest_gpu --scale 0.1 --out out/floor.json --md out/floor.md
@@ -100,8 +104,12 @@ def row_totals(row: dict) -> dict:
     p = sum(plain.get(k, 0.0) for k in PLAIN_PHASES) if plain else None
     f = sum(floor.get(k, 0.0) for k in FLOOR_PHASES) if floor else None
     t = row.get("trace_s")
+    pb, fb = row.get("plain_busy_s"), row.get("floor_busy_s")
+    pb = sum(pb.get(k, 0.0) for k in PLAIN_PHASES) if pb else None
+    fb = sum(fb.get(k, 0.0) for k in FLOOR_PHASES) if fb else None
     return {"plain": p, "floor": f, "overhead": overhead(f, p),
-            "overhead_with_trace": overhead(None if f is None or t is None else f + t, p)}
+            "overhead_with_trace": overhead(None if f is None or t is None else f + t, p),
+            "plain_busy": pb, "floor_busy": fb, "busy_overhead": overhead(fb, pb)}
 
 
 def _pct(v):
@@ -114,16 +122,18 @@ def _ms(v):
 
 def render_markdown(rows: list, env: dict) -> str:
     head = ("| task | candidate | plain cases | plain timing | floor cases | other shape | floor timing "
-            "| recheck | trace | plain ms | floor ms | overhead | with trace |\n"
-            "|---|---|" + "---:|" * 11 + "\n")
-    lines, sp, sf, st, all_trace = [], 0.0, 0.0, 0.0, True
+            "| recheck | trace | plain ms | floor ms | overhead | with trace | busy overhead |\n"
+            "|---|---|" + "---:|" * 12 + "\n")
+    lines, sp, sf, st, all_trace, bp, bf = [], 0.0, 0.0, 0.0, True, 0.0, 0.0
     for r in rows:
         if r.get("error"):
-            lines.append(f"| {r['task']} | {r['candidate']} | error: {str(r['error'])[:80]} |" + " |" * 10)
+            lines.append(f"| {r['task']} | {r['candidate']} | error: {str(r['error'])[:80]} |" + " |" * 11)
             continue
         p, f, tot = r["plain_s"], r["floor_s"], row_totals(r)
         sp += tot["plain"]
         sf += tot["floor"]
+        bp += tot["plain_busy"] or 0.0
+        bf += tot["floor_busy"] or 0.0
         if r.get("trace_s") is None:
             all_trace = False
         else:
@@ -131,14 +141,15 @@ def render_markdown(rows: list, env: dict) -> str:
         lines.append(f"| {r['task']} | {r['candidate']} | {_ms(p['cases'])} | {_ms(p['timing'])} | {_ms(f['cases'])} "
                      f"| {_ms(f['other'])} | {_ms(f['timing'])} | {_ms(f['recheck'])} | {_ms(r.get('trace_s'))} "
                      f"| {_ms(tot['plain'])} | {_ms(tot['floor'])} | {_pct(tot['overhead'])} "
-                     f"| {_pct(tot['overhead_with_trace'])} |")
+                     f"| {_pct(tot['overhead_with_trace'])} | {_pct(tot['busy_overhead'])} |")
     ok = [r for r in rows if not r.get("error")]
     tail = [
         "",
         f"{len(ok)} rows on {env.get('device', '?')} (torch {env.get('torch', '?')}), {env.get('calls')} timed calls per "
         f"phase, least of {env.get('repeats')} runs per phase. All rows: plain {sp:.2f} s, floor {sf:.2f} s: "
         f"overhead **{_pct(overhead(sf, sp))}**"
-        + (f", with the trace {_pct(overhead(sf + st, sp))}" if all_trace and ok else "") + ".",
+        + (f", with the trace {_pct(overhead(sf + st, sp))}" if all_trace and ok else "") + "."
+        + (f" GPU busy time: plain {bp:.3f} s, floor {bf:.3f} s: overhead **{_pct(overhead(bf, bp))}**." if bp > 0 else ""),
         "",
         "Times in ms of device-synchronised wall clock. plain: 5 cases (inputs, reference, candidate, allclose) and "
         "the timed calls of the candidate and eager on one input set with an L2 flush before each. floor: the "
@@ -273,9 +284,25 @@ class Bench:
         ref_err = float((ref.double() - ref64).abs().max()) if ref.numel() else 0.0
         return {"close": close, "unchanged": unchanged, "fp64_error": err, "fp64_reference_error": ref_err}
 
-    def measure(self, task, model, new, repeats: int, trace: bool) -> dict:
+    def busy_s(self, fn) -> float:
+        """GPU busy time (s) of ``fn()``: the device time of every kernel, copy and fill it ran,
+        from CUPTI activity records (torch.profiler, CUDA activities only; streams counted apart)."""
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            self.torch.cuda.synchronize()
+        total = 0.0
+        for e in prof.key_averages():
+            total += float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0.0)) or 0.0)
+        return total / 1e6
+
+    def measure(self, task, model, new, repeats: int, trace: bool, busy: bool = False) -> dict:
         torch = self.torch
         model64 = copy.deepcopy(model).double()
+        n = self.calls
+        keep = sorted({n // 3, n - 1}) if n > 1 else [0]
+        fresh = lambda i: self.inputs(task, 3000 + i)  # noqa: E731
+        checks = {}
         with torch.no_grad():
             first = self.inputs(task, 0)
             t_first, out_like = self.phase(lambda: new(*first))
@@ -283,44 +310,48 @@ class Bench:
             model(*first)
             model64(*[a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in first])
             del first
+            same = self.inputs(task, 1000)
+
+            def plain_cases():
+                checks["plain_cases_passed"] = self.plain_cases(task, model, new)
+
+            def plain_timing():
+                self.timed(new, lambda i: same, n)
+                self.timed(model, lambda i: same, n)
+
+            def floor_cases():
+                checks["floor_cases"] = [self.floor_case(task, model, model64, new, 10 + k, t, out_like)
+                                         for k, t in enumerate(TRANSFORMS)]
+
+            def floor_other():
+                self.floor_case(task, model, model64, new, 20, "nominal", out_like)
+
+            kept = {}
+
+            def floor_timing():
+                kept.clear()
+                kept.update(self.timed(new, fresh, n, keep)[1])
+                self.timed(model, fresh, n)
+
+            def recheck():
+                checks["rechecks_passed"] = sum(
+                    bool(torch.allclose(out, model(*fresh(i)), atol=1e-4, rtol=1e-4)) for i, out in kept.items())
+
+            plain_fns = {"cases": plain_cases, "timing": plain_timing}
+            floor_fns = {"cases": floor_cases, "other": floor_other, "timing": floor_timing, "recheck": recheck}
             plain = {k: math.inf for k in PLAIN_PHASES}
             floor = {k: math.inf for k in FLOOR_PHASES}
-            checks = {}
-            n = self.calls
             for _ in range(repeats):
-                # plain
-                dt, ok = self.phase(lambda: self.plain_cases(task, model, new))
-                plain["cases"] = min(plain["cases"], dt)
-                checks["plain_cases_passed"] = ok
-                same = self.inputs(task, 1000)
-                dt, _ = self.phase(lambda: (self.timed(new, lambda i: same, n), self.timed(model, lambda i: same, n)))
-                plain["timing"] = min(plain["timing"], dt)
-                del same
-                # floor
-                cases = []
-                dt, _ = self.phase(lambda: cases.extend(
-                    self.floor_case(task, model, model64, new, 10 + k, t, out_like) for k, t in enumerate(TRANSFORMS)))
-                floor["cases"] = min(floor["cases"], dt)
-                checks["floor_cases"] = cases
-                dt, _ = self.phase(lambda: self.floor_case(task, model, model64, new, 20, "nominal", out_like))
-                floor["other"] = min(floor["other"], dt)
-                keep = sorted({n // 3, n - 1}) if n > 1 else [0]
-                fresh = lambda i: self.inputs(task, 3000 + i)  # noqa: E731
-                kept = {}
-                dt, _ = self.phase(lambda: (kept.update(self.timed(new, fresh, n, keep)[1]),
-                                            self.timed(model, fresh, n)))
-                floor["timing"] = min(floor["timing"], dt)
-
-                def recheck():
-                    res = []
-                    for i, out in kept.items():
-                        res.append(bool(torch.allclose(out, model(*fresh(i)), atol=1e-4, rtol=1e-4)))
-                    return res
-                dt, res = self.phase(recheck)
-                floor["recheck"] = min(floor["recheck"], dt)
-                checks["rechecks_passed"] = sum(res)
-                del kept
-            trace_s = None
+                for k in PLAIN_PHASES:
+                    plain[k] = min(plain[k], self.phase(plain_fns[k])[0])
+                for k in FLOOR_PHASES:
+                    floor[k] = min(floor[k], self.phase(floor_fns[k])[0])
+            out = {"first_call_s": t_first, "plain_s": plain, "floor_s": floor, "trace_s": None, "checks": checks}
+            if busy and self.cuda:
+                out["plain_busy_s"] = {k: self.busy_s(plain_fns[k]) for k in PLAIN_PHASES}
+                out["floor_busy_s"] = {k: self.busy_s(floor_fns[k]) for k in FLOOR_PHASES}
+            kept.clear()
+            del same
             if trace and self.cuda:
                 from torch.profiler import ProfilerActivity, profile
 
@@ -330,9 +361,8 @@ class Bench:
                             new(*self.inputs(task, 5000 + i))
                             torch.cuda.synchronize()
                     return sum(1 for e in prof.events() if e.device_type.name == "CUDA")
-                trace_s, kernels = self.phase(traced)
-                checks["trace_kernels"] = kernels
-        return {"first_call_s": t_first, "plain_s": plain, "floor_s": floor, "trace_s": trace_s, "checks": checks}
+                out["trace_s"], checks["trace_kernels"] = self.phase(traced)
+        return out
 
 
 def main(argv=None) -> int:
@@ -345,6 +375,8 @@ def main(argv=None) -> int:
     ap.add_argument("--calls", type=int, default=10, help="timed calls per phase (kgym's usual count at full size: 10)")
     ap.add_argument("--repeats", type=int, default=2, help="runs of each phase; the least is taken")
     ap.add_argument("--no-trace", action="store_true", help="leave the profiler trace out")
+    ap.add_argument("--busy", action="store_true",
+                    help="also each phase's GPU busy time (kernels, copies, fills; CUPTI via torch.profiler)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--out", required=True, help="JSON output")
     ap.add_argument("--md", help="markdown table output")
@@ -360,6 +392,8 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     bench = Bench(torch, args.device, args.calls)
+    if bench.cuda and (args.busy or not args.no_trace):
+        bench.busy_s(lambda: torch.ones(1, device=bench.device).sum())  # CUPTI's start-up once, outside every row
     rows = []
     for i, (task_file, cand_file) in enumerate(pairs):
         row = {"task": task_file.stem, "candidate": f"{cand_file.parent.name}/{cand_file.name}"}
@@ -373,7 +407,7 @@ def main(argv=None) -> int:
             model = task.Model(*init).to(bench.device).eval()
             torch.manual_seed(0)
             new = cand.ModelNew(*init).to(bench.device).eval()
-            row.update(bench.measure(task, model, new, args.repeats, not args.no_trace))
+            row.update(bench.measure(task, model, new, args.repeats, not args.no_trace, args.busy))
             del model, new
         except Exception as e:  # noqa: BLE001 - recorded per row; the others still run
             row["error"] = f"{type(e).__name__}: {e}"

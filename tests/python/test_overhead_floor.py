@@ -33,8 +33,12 @@ def test_overhead_and_totals():
     t = of.row_totals(row)
     assert t["plain"] == 2.0 and t["floor"] == 4.5
     assert t["overhead"] == pytest.approx(1.25) and t["overhead_with_trace"] == pytest.approx(1.5)
+    assert t["busy_overhead"] is None
     row["trace_s"] = None
     assert of.row_totals(row)["overhead_with_trace"] is None
+    row["plain_busy_s"] = {"cases": 0.1, "timing": 0.1}
+    row["floor_busy_s"] = {"cases": 0.2, "other": 0.05, "timing": 0.2, "recheck": 0.05}
+    assert of.row_totals(row)["busy_overhead"] == pytest.approx(1.5)
 
 
 def test_find_pairs_matches_stems_and_globs(tmp_path):
@@ -56,7 +60,7 @@ def test_markdown_sums_rows_and_names_errors():
              "floor_s": {"cases": 2.0, "other": 0.4, "timing": 1.2, "recheck": 0.4}, "trace_s": None},
             {"task": "b", "candidate": "b/x.py", "error": "RuntimeError: boom"}]
     md = of.render_markdown(rows, {"device": "cpu", "torch": "t", "calls": 10, "repeats": 2})
-    assert "| +100% |" in md and "error: RuntimeError: boom" in md
+    assert "| +100% | - | - |" in md and "error: RuntimeError: boom" in md
     assert "plain 2.00 s, floor 4.00 s: overhead **+100%**" in md
 
 
