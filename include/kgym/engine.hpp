@@ -36,6 +36,9 @@ struct TimingOptions {
   bool l2_flush = true;        ///< flush >= 2x L2 before each timed call (GPU only)
   int rounds = 2;              ///< interleaved rounds: candidate, eager, compile, candidate, ... (calls split evenly)
   int rechecks_per_round = 2;  ///< timed outputs per round rechecked by the reference (a secret subset)
+  /// Spot check (docs/timing.md, "Spot check"): elements of every timed output, at positions
+  /// secret to the candidate code, compared with eager's output on the same inputs; 0 turns it off.
+  int spot_samples = 256;
   /// Aim of the wall-clock cross-check: about this many ms of calls (5..1000 calls on the GPU,
   /// 5..100 on the CPU). 20 ms keeps its GPU time below the timed calls' own for small kernels
   /// (at 50 ms and up to 200 calls it was 3.5x the timed calls' GPU time for CUDA-L1 L1/26 on

@@ -166,6 +166,16 @@ struct TimingRecord {
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).
   double window_overhead_ms = 0;
+  /// Spot check of every timed output (docs/timing.md, "Spot check"): the candidate's timed calls
+  /// whose output the reference compared at secret sampled elements with eager's output on the
+  /// same inputs. Set by the supervisor from the reference's reply only (never from the
+  /// candidate's): the indices (into times_ms) of calls with a sampled element out of the spot
+  /// tolerance, the first such call's description, and whether the candidate's process returned
+  /// no readable samples (a contract violation).
+  int spot_checked_calls = 0;
+  std::vector<int> spot_failed_calls;
+  std::string spot_detail;
+  bool spot_unreadable = false;
 };
 
 /// The GPU kernels of a few traced calls of the candidate (torch.profiler / CUPTI; D7, D14).

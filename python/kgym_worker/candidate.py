@@ -353,11 +353,15 @@ class CandidateExecutor:
 
     def time(self, req, blobs):
         """Timed calls on fresh inputs per call (seeds chosen by the supervisor); the outputs of
-        the calls in ``keep`` (secret to the candidate code) are returned for a recheck (D3)."""
+        the calls in ``keep`` (secret to the candidate code) are returned for a recheck (D3), and
+        with ``spot`` ({seed, k}) the samples of every timed output (``common.SpotSampler``)."""
         opts = req["options"]
+        spot_req = req.get("spot")
+        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             rec, kept = common.time_calls(self.model, self._make_args, [int(x) for x in req["seeds"]],
-                                          self.device, opts, keep=req.get("keep", []), guard=self._tampered)
+                                          self.device, opts, keep=req.get("keep", []), guard=self._tampered,
+                                          spot=spot)
         except BaseException as exc:  # noqa: BLE001
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
@@ -373,7 +377,10 @@ class CandidateExecutor:
             else:
                 meta = {"kind": "invalid", "type": _type(value).__name__}
             kept_meta.append({"index": index, "output": meta})
-        return {"ok": True, "timing": rec, "kept": kept_meta}, out_blobs
+        reply = {"ok": True, "timing": rec, "kept": kept_meta}
+        if spot is not None:
+            reply["spot"] = spot.encode()
+        return reply, out_blobs
 
     def wall(self, req, blobs):
         """``n`` iterations, each generating a fresh input set (seed + i) and, when ``call``,

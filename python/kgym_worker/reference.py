@@ -706,9 +706,11 @@ class ReferenceWorker:
                 task["compiled"] = torch.compile(model)
             model = task["compiled"]
         make_args = self._timed_inputs(task)
+        spot_req = req.get("spot") if req["kind"] == "eager" else None
+        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             seeds = [int(x) for x in req["seeds"]]
-            rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"])
+            rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
             if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
@@ -725,7 +727,44 @@ class ReferenceWorker:
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
+        if spot is not None:
+            rec["spot"] = self._spot_check(task, spot, spot_req, seeds, int(req["options"]["warmup"]), make_args,
+                                           req.get("tolerances", {}))
         return {"ok": True, "timing": rec}
+
+    def _spot_check(self, task, spot, spot_req, seeds, warmup: int, make_args, table) -> dict:
+        """The spot check of the candidate's round (docs/timing.md, "Spot check"): its samples
+        (``spot_req["candidate"]``, from its reply) against this baseline's samples of the
+        calls on the same seeds; for calls the baseline did not reach (its adaptive stop came
+        first), the reference's output on the regenerated inputs, untimed. Returns {"checked",
+        "failed": [{"index", "detail"}]} or {"error"} when the samples cannot be read."""
+        cand, why = common.spot_decode(spot_req.get("candidate"))
+        if cand is None:
+            return {"checked": 0, "failed": [], "error": why}
+        n = int(spot_req.get("calls", cand.shape[0]))
+        if cand.shape[0] != n:
+            return {"checked": 0, "failed": [], "error": f"spot samples of {cand.shape[0]} calls for {n} timed calls"}
+        with torch.no_grad():
+            for i in range(len(spot.rows), n):
+                if warmup + i >= len(seeds):
+                    return {"checked": 0, "failed": [], "error": f"spot samples of call {i}, past the round's seeds"}
+                spot.add(task["model"](*make_args(seeds[warmup + i])))
+        common.synchronize(self.device)
+        ref = spot.table()[:n]
+        if ref.shape[1] != cand.shape[1]:
+            return {"checked": n, "failed": [{"index": 0, "detail": f"the outputs' sampled width is {cand.shape[1]}, "
+                                                                    f"the reference's {ref.shape[1]} (other outputs)"}]}
+        atols, rtols = [], []
+        for dtype in spot.dtypes or ["float32"]:
+            if dtype in ("float32", "float64", "float16", "bfloat16"):
+                a, r = table.get(dtype, table.get("float32", [1e-4, 1e-4]))
+                atols.append(float(a))
+                rtols.append(float(r))
+            else:  # integers and bools: equal or not
+                atols.append(None)
+                rtols.append(0.0)
+        failed = [{"index": i, "detail": d} for i, d in enumerate(common.spot_compare(cand, ref, atols, rtols, spot.k)) if d]
+        return {"checked": n, "failed": failed}
 
     def drop_task(self, req, blobs):
         self.tasks.pop(req["key"], None)

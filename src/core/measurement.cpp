@@ -157,7 +157,9 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"wall_check_calibrations_ms", v.wall_check_calibrations_ms},
        {"wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms},
        {"wall_check_timed_ms", v.wall_check_timed_ms},
-       {"window_overhead_ms", v.window_overhead_ms}};
+       {"window_overhead_ms", v.window_overhead_ms},
+       {"spot_checked_calls", v.spot_checked_calls}, {"spot_failed_calls", v.spot_failed_calls},
+       {"spot_detail", v.spot_detail}, {"spot_unreadable", v.spot_unreadable}};
   put_opt(j, "failure", v.failure);
 }
 void from_json(const nlohmann::json& j, TimingRecord& v) {
@@ -192,6 +194,10 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms);
   get_if(j, "wall_check_timed_ms", v.wall_check_timed_ms);
   get_if(j, "window_overhead_ms", v.window_overhead_ms);
+  get_if(j, "spot_checked_calls", v.spot_checked_calls);
+  get_if(j, "spot_failed_calls", v.spot_failed_calls);
+  get_if(j, "spot_detail", v.spot_detail);
+  get_if(j, "spot_unreadable", v.spot_unreadable);
 }
 
 void to_json(nlohmann::json& j, const LaunchRecord& v) {

@@ -868,6 +868,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(per.warmup + per.max_calls));
     for (auto& x : seeds) x = fresh_seed();
     const std::vector<int> keep = runner::recheck_positions(per.min_calls, per.max_calls, to.rechecks_per_round, rng);
+    // The spot check's positions come from a seed of this round, as secret as `keep`.
+    nlohmann::json spot = nullptr;
+    if (to.spot_samples > 0) spot = {{"seed", fresh_seed()}, {"k", to.spot_samples}};
     const auto began = clock::now();
     std::optional<Message> t;
     {
@@ -875,7 +878,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // (CPU: the last round also has the candidate's process compare every aten operator's
       // kernels with the snapshot taken before its code ran, integrity.Fingerprints.add_dispatcher;
       // on a GPU the profiler's start does it, outside the device lock)
-      t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep},
+      t = candidate_request({{"op", "time"}, {"options", timing_json(per)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
                              {"audit_dispatcher", round == rounds - 1 && worker_device == "cpu"}},
                             "while timed");
     }
@@ -889,6 +892,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       break;
     }
     rec.wall_ms = ms_since(began);
+    // The spot check's results come from the reference only; the candidate's own samples go to it.
+    rec.spot_checked_calls = 0;
+    rec.spot_failed_calls.clear();
+    rec.spot_detail.clear();
+    rec.spot_unreadable = false;
+    nlohmann::json cand_spot = nullptr;
+    if (auto sp = t->header.find("spot"); sp != t->header.end()) cand_spot = *sp;
     const std::size_t offset = cand ? cand->times_ms.size() : 0;
     const int round_calls = static_cast<int>(rec.times_ms.size());
     const bool failed = rec.failure.has_value();
@@ -935,12 +945,34 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
         // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
         // timing phase (H200, session 15).
-        r = ask_reference({{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
-                           {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
-                           {"own_floor", round == rounds - 1}},
-                          {}, eo.timeouts.reference_s, m);
+        nlohmann::json req = {{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
+                              {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
+                              {"own_floor", round == rounds - 1}};
+        // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
+        // check of every timed call of this round (docs/timing.md, "Spot check").
+        if (std::string(kind) == "eager" && !spot.is_null() && round_calls > 0) {
+          req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls}};
+          req["tolerances"] = tolerances;
+        }
+        r = ask_reference(req, {}, eo.timeouts.reference_s, m);
       }
       if (!r) return;
+      if (std::string(kind) == "eager" && !spot.is_null() && round_calls > 0) {
+        const auto& tj = r->header.at("timing");
+        if (const auto sp = tj.find("spot"); sp != tj.end() && sp->is_object()) {
+          if (const auto err = sp->find("error"); err != sp->end()) {
+            cand->spot_unreadable = true;
+            if (cand->spot_detail.empty()) cand->spot_detail = reply_field(*sp, "error", std::string("unreadable"));
+          }
+          cand->spot_checked_calls += reply_field(*sp, "checked", 0);
+          for (const auto& f : sp->value("failed", nlohmann::json::array())) {
+            const int index = static_cast<int>(offset) + reply_field(f, "index", 0);
+            cand->spot_failed_calls.push_back(index);
+            if (cand->spot_detail.empty())
+              cand->spot_detail = fmt::format("timed call {}: {}", index, reply_field(f, "detail", std::string()));
+          }
+        }
+      }
       TimingRecord b;
       r->header.at("timing").get_to(b);
       b.wall_ms = ms_since(t0);

@@ -309,6 +309,14 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     if (std::string why = value_failure(r, options); !why.empty())
       return end(Outcome::incorrect, Gate::timing, label + ": " + why + " (a stale or cached output?)");
   }
+  if (t.spot_unreadable)
+    return end(Outcome::contract_violation, Gate::timing,
+               "[spot] the samples of the timed outputs could not be read from the candidate's process: " + t.spot_detail);
+  if (!t.spot_failed_calls.empty())
+    return end(Outcome::incorrect, Gate::timing,
+               fmt::format("{} of {} timed calls gave wrong outputs at elements sampled from every timed output "
+                           "(the spot check, against eager's output on the same inputs); {}",
+                           t.spot_failed_calls.size(), t.spot_checked_calls, t.spot_detail));
   // Launch gate (D14) on the kernel trace: decoys and library compute, per policy profile.
   if (m.launch && m.launch->traced) {
     const LaunchRecord& l = *m.launch;

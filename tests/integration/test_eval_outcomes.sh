@@ -30,6 +30,21 @@ for line in open(sys.argv[1]):
         assert [f["rule_id"] for f in v["policy_findings"]] == ["model_new_missing"], v["policy_findings"]
 print("fields ok")
 PY
+# The spot check (docs/timing.md): every passing verdict had each timed call's output sampled; the
+# candidate wrong at every third call has those calls named, wherever the secret rechecks fell.
+python3 - "$OUT/examples.jsonl" "$OUT/adversarial.jsonl" <<'PY'
+import json, sys
+vs = [json.loads(l) for path in sys.argv[1:] for l in open(path)]
+for v in vs:
+    t = v["measurements"].get("candidate_timing") or {}
+    if v["outcome"] == "passed":
+        assert t["spot_checked_calls"] == len(t["times_ms"]) > 0 and not t["spot_failed_calls"], (v["candidate_id"], t)
+third = [v for v in vs if v["candidate_id"].endswith("rt33_wrong_every_third_timed.py")][0]
+t = third["measurements"]["candidate_timing"]
+assert third["outcome"] == "incorrect" and t["spot_failed_calls"], (third["messages"], t.get("spot_failed_calls"))
+assert all(i % 1 == 0 and 0 <= i < len(t["times_ms"]) for i in t["spot_failed_calls"]), t["spot_failed_calls"]
+print("spot check ok:", len(t["spot_failed_calls"]), "wrong timed calls named")
+PY
 # The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
 "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
   --out "$OUT/strict.jsonl" --no-timing -q

@@ -466,6 +466,30 @@ TEST(JudgeIntegrity, RecheckedTimedOutputMustBeRight) {
   EXPECT_TRUE(v.correct);  // the correctness cases passed; a timed output did not
 }
 
+TEST(JudgeIntegrity, EveryTimedCallsSpotCheckMustHold) {
+  // The spot check (docs/timing.md): sampled elements of every timed output against eager's.
+  Measurements m = correct_and_timed(0.01, 2);
+  m.candidate_timing->spot_checked_calls = 20;
+  EXPECT_EQ(judge(m).outcome, Outcome::passed);
+  m.candidate_timing->spot_failed_calls = {7, 13};
+  m.candidate_timing->spot_detail = "timed call 7: 120 of 256 sampled elements wrong";
+  Verdict v = judge(m);
+  EXPECT_EQ(v.outcome, Outcome::incorrect);
+  EXPECT_EQ(v.gate, Gate::timing);
+  EXPECT_NE(v.messages.front().find("2 of 20 timed calls"), std::string::npos) << v.messages.front();
+  EXPECT_NE(v.messages.front().find("timed call 7"), std::string::npos);
+  EXPECT_TRUE(v.correct);
+  Measurements unread = correct_and_timed(0.01, 2);
+  unread.candidate_timing->spot_unreadable = true;
+  unread.candidate_timing->spot_detail = "no spot samples in the reply";
+  EXPECT_EQ(judge(unread).outcome, Outcome::contract_violation);
+  // Recorded and read back with the verdict.
+  nlohmann::json j = *m.candidate_timing;
+  TimingRecord back = j.get<TimingRecord>();
+  EXPECT_EQ(back.spot_failed_calls, (std::vector<int>{7, 13}));
+  EXPECT_EQ(back.spot_checked_calls, 20);
+}
+
 TEST(JudgeIntegrity, TimedCallsLeavingThreadsOrPersistingL2) {
   Measurements threads = correct_and_timed(1, 2);
   threads.candidate_timing->threads_leaked = 3;
