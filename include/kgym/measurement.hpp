@@ -197,6 +197,10 @@ struct LaunchRecord {
   int aten_compute_calls = 0;  ///< ATen ops other than allocation/view/copy/metadata glue
   int aten_glue_calls = 0;     ///< empty*, view/reshape/permute/expand/as_strided, copy_, clone, fill_ ...
   std::vector<nlohmann::json> aten_ops;  ///< distinct ops: name, category (compute|glue), count
+  /// The op watch (docs/timing.md, "Op watch"): "on" when kgym's global RecordFunction callback
+  /// counted the ops of every timed, wall-clock and traced call on every thread (the aten_*
+  /// fields then hold them, on the GPU too), else why it was not available ("" before it existed).
+  std::string op_watch;
 };
 
 /// The physics floor of one call of the task (D11): least bytes over measured bandwidth, FLOPs

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from . import common, devicecopy, integrity, protocol, tensors
+from . import common, devicecopy, integrity, opwatch, protocol, tensors
 from .reference import flat_slices as _flat_slices
 from .reference import scaled_atol as _scaled_atol
 
@@ -521,12 +521,13 @@ class CandidateExecutor:
                 rec.update(integrity.cpu_op_trace(self.model, self._make_args, [int(x) for x in req["seeds"]]))
             except BaseException as exc:  # noqa: BLE001 - the profiler is ours; report, don't judge
                 rec["skipped"] = f"cpu: no kernel trace; op trace failed: {type(exc).__name__}: {exc}"
-            return {"ok": True, "launch": rec}
+            return {"ok": True, "launch": integrity.merge_watched(rec, opwatch.take(), opwatch.status())}
         try:
             rec = integrity.kernel_trace(self.model, self._make_args, [int(x) for x in req["seeds"]], self.device)
         except BaseException as exc:  # noqa: BLE001 - the profiler is ours; report, don't judge
-            return {"ok": True, "launch": {"traced": False, "skipped": f"trace failed: {type(exc).__name__}: {exc}"}}
-        return {"ok": True, "launch": rec}
+            rec = {"traced": False, "skipped": f"trace failed: {type(exc).__name__}: {exc}"}
+        # The ATen ops of every timed, wall-clock and traced call (the op watch), on the GPU too.
+        return {"ok": True, "launch": integrity.merge_watched(rec, opwatch.take(), opwatch.status())}
 
 
 def serve(sock, device: str, workdir: str, log_path: str) -> None:

@@ -14,6 +14,8 @@ import time
 
 import torch
 
+from . import opwatch
+
 SCALE_MIN = 16  # module-level ints >= this are size constants that --scale multiplies
 
 
@@ -212,7 +214,10 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
     aliased, mutated = [], []
     with torch.no_grad():
         for i in range(warmup):
-            fn(*make_args(seeds[i]))
+            args = make_args(seeds[i])
+            opwatch.on()
+            fn(*args)
+            opwatch.off()
         synchronize(device)
         if cuda:
             rec["window_overhead_ms"] = window_overhead_ms()
@@ -230,6 +235,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 flush.fill_(len(times))
             synchronize(device)
             before = integrity.thread_census()
+            opwatch.on()  # (outside the window: a flag the op watch's callback reads)
             if cuda:
                 launch_cover()
                 start.record()
@@ -237,11 +243,13 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
                 torch.cuda.synchronize()  # device-wide: work on any stream is inside the window
                 end.record()
                 end.synchronize()
+                opwatch.off()
                 times.append(float(start.elapsed_time(end)))
             else:
                 t0 = time.perf_counter_ns()
                 out = fn(*args)
                 times.append((time.perf_counter_ns() - t0) / 1e6)
+                opwatch.off()
             hg.check(spot)
             # Kept outputs are copied at once, before anything else of the harness runs: work the
             # call left behind (a thread, a stream) has no time to fill the output in later.
@@ -789,9 +797,11 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                 args = make_args(seed + i)
                 spans = input_spans(args) if guard is not None else None
                 if call:
+                    opwatch.on()
                     t0 = time.perf_counter()
                     out = fn(*args)
                     host += time.perf_counter() - t0
+                    opwatch.off()
                     if guard is not None:
                         guard.check(arena, commit)
                         if overlaps_inputs(out, spans) or inputs_moved(spans):
@@ -804,6 +814,8 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         del kept
                     del out
                 else:
+                    opwatch.on()  # (the same toggles as with a call: the calibration holds their cost)
+                    opwatch.off()
                     if guard is not None:
                         guard.check(arena, commit)
                         overlaps_inputs(stand_in, spans) or inputs_moved(spans)
@@ -935,7 +947,7 @@ _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between
     ("common", "make_inputs"), ("common", "to_device"), ("common", "transform_value"),
     ("common", "launch_cover"), ("common", "_keep_copy"), ("common", "wall_calls"), ("common", "time_calls"),
     ("common.OutputArena", "store"), ("common.Commitments", "add"), ("common.SpotSampler", "add"),
-    ("common.SpotSampler", "positions"), ("torch", "take"),
+    ("common.SpotSampler", "positions"), ("torch", "take"), ("opwatch", "on"), ("opwatch", "off"),
     ("common.SharedInputs", "args"), ("common.SharedInputs", "tensor"),
     ("torch.Tensor", "copy_"), ("torch.Tensor", "clone"), ("torch.cuda", "synchronize"),
     ("torch.cuda.Event", "record"), ("torch.cuda.Event", "synchronize"), ("torch.cuda.Event", "elapsed_time"),
@@ -971,7 +983,7 @@ class HarnessGuard:
     @staticmethod
     def _resolve(path: str):
         root, _, rest = path.partition(".")
-        obj = sys.modules[__name__] if root == "common" else {"torch": torch, "time": time}[root]
+        obj = sys.modules[__name__] if root == "common" else {"torch": torch, "time": time, "opwatch": opwatch}[root]
         for part in rest.split(".") if rest else []:
             obj = getattr(obj, part)
         return obj

@@ -23,6 +23,8 @@ import time
 
 import torch
 
+from . import opwatch
+
 # ---------------------------------------------------------------------------------------------
 # D13: fingerprints of trusted functions
 
@@ -558,7 +560,9 @@ def kernel_trace(fn, make_args, seeds, device: str, after_s: float = 0.05) -> di
     with torch.no_grad(), profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for i, args in enumerate(args_list):
             with record_function(f"kgym::call{i}"):
+                opwatch.on()
                 fn(*args)
+                opwatch.off()
                 torch.cuda.synchronize()
             time.sleep(0.002)
         time.sleep(after_s)
@@ -593,7 +597,7 @@ copy_ _copy_from _copy_from_and_resize to _to_copy type_as select slice narrow s
 chunk unbind movedim moveaxis swapaxes swapdims numpy_T mT mH matrix_H unfold_copy cat stack hstack
 vstack _cat constant_pad_nd pad item _local_scalar_dense is_nonzero size stride numel dim sym_size
 sym_stride sym_numel sym_storage_offset is_contiguous is_same_size result_type _has_compatible_shallow_copy_type
-requires_grad_ retain_grad _version data _fw_primal output_nr _make_dual
+requires_grad_ retain_grad _version data _fw_primal output_nr _make_dual resolve_conj resolve_neg conj _conj
 """.split())
 
 
@@ -634,6 +638,36 @@ def summarize_aten_ops(names) -> dict:
             "aten_ops": ops[:48]}
 
 
+def summarize_aten_counts(counts: dict) -> dict:
+    """``summarize_aten_ops`` of {op name: count} (the op watch's ``opwatch.take``)."""
+    names = []
+    for n, k in counts.items():
+        names.extend([n] * int(min(k, 1 << 20)))
+    return summarize_aten_ops(names)
+
+
+def merge_watched(rec: dict, counts: dict, status: str) -> dict:
+    """Adds the op watch's counts (every timed, wall-clock and traced call of the verdict) to a
+    launch record: its ATen fields summed with the CPU op trace's where both exist;
+    ``op_watch`` says whether the watch ran (docs/timing.md, "Op watch")."""
+    rec["op_watch"] = status
+    if status != "on":
+        return rec
+    w = summarize_aten_counts(counts)
+    if not rec.get("aten_traced"):
+        rec.update(w)
+        return rec
+    merged = {}
+    for o in list(rec.get("aten_ops", [])) + w["aten_ops"]:
+        key = (o["name"], o["category"])
+        merged[key] = merged.get(key, 0) + int(o["count"])
+    rec["aten_compute_calls"] = int(rec.get("aten_compute_calls", 0)) + w["aten_compute_calls"]
+    rec["aten_glue_calls"] = int(rec.get("aten_glue_calls", 0)) + w["aten_glue_calls"]
+    rec["aten_ops"] = [{"name": n, "category": c, "count": k}
+                       for (n, c), k in sorted(merged.items(), key=lambda kv: -kv[1])][:48]
+    return rec
+
+
 def cpu_op_trace(fn, make_args, seeds) -> dict:
     """Runs ``fn`` once per seed under ``torch.profiler`` with CPU activities and lists the ATen
     ops they dispatch (RecordFunction at the dispatcher: ops called from Python and from C++
@@ -646,7 +680,9 @@ def cpu_op_trace(fn, make_args, seeds) -> dict:
     args_list = [make_args(s) for s in seeds]
     with torch.no_grad(), profile(activities=[ProfilerActivity.CPU]) as prof:
         for args in args_list:
+            opwatch.on()
             fn(*args)
+            opwatch.off()
     names = [ev.name() for ev in prof.profiler.kineto_results.events()]
     rec = summarize_aten_ops(names)
     rec["calls"] = len(args_list)

@@ -573,7 +573,9 @@ def main() -> None:
     except Exception:  # noqa: BLE001
         pass
     import numpy  # noqa: F401
-    from . import candidate, common, integrity, reference, tensors  # noqa: F401 - warm imports
+    from . import candidate, common, integrity, opwatch, reference, tensors  # noqa: F401 - warm imports
+    # The op watch's global callback, before any fork: every worker has it from its start.
+    print(f"kgym op watch: {opwatch.install()}", flush=True)
     integrity.preload_dispatcher()  # every worker's dispatcher fingerprint starts from here
     strays = StrayCollector(live)  # exited orphans are collected as they exit
     strays.install()

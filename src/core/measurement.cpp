@@ -211,6 +211,7 @@ void to_json(nlohmann::json& j, const LaunchRecord& v) {
     j["aten_glue_calls"] = v.aten_glue_calls;
     j["aten_ops"] = v.aten_ops;
   }
+  if (!v.op_watch.empty()) j["op_watch"] = v.op_watch;
 }
 void from_json(const nlohmann::json& j, LaunchRecord& v) {
   get_if(j, "traced", v.traced);
@@ -229,6 +230,7 @@ void from_json(const nlohmann::json& j, LaunchRecord& v) {
   get_if(j, "aten_compute_calls", v.aten_compute_calls);
   get_if(j, "aten_glue_calls", v.aten_glue_calls);
   if (auto it = j.find("aten_ops"); it != j.end() && it->is_array()) v.aten_ops = it->get<std::vector<nlohmann::json>>();
+  get_if(j, "op_watch", v.op_watch);
 }
 
 void to_json(nlohmann::json& j, const LinkFinding& v) {

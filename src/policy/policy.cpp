@@ -332,6 +332,14 @@ const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
 /// C++ identifiers that need a following "(" to count (common words otherwise).
 const Names kCxxCallOnly = {"system", "open", "signal", "kill", "raise", "clone", "bind", "connect",
                             "socket", "fork", "unlink", "popen", "alarm", "syscall", "clone3"};
+/// CPython's interpreter internals in a candidate's C++ (dynamic_code): thread and interpreter
+/// state, frames and code objects, the way from an extension to the harness's Python objects.
+const Names kCPythonInternals = {"PyThreadState", "PyInterpreterState", "_PyRuntime", "_PyRuntimeState",
+                                 "_PyInterpreterFrame", "_PyCFrame", "cframe", "current_frame", "PyFrameObject",
+                                 "PyCodeObject", "co_localsplusnames", "co_localspluskinds", "localsplus",
+                                 "co_varnames", "co_cellvars", "co_freevars", "f_locals", "f_globals", "f_builtins",
+                                 "f_back", "f_code", "f_executable", "f_frame", "f_localsplus", "frame_obj",
+                                 "PyGen_GetCode", "_PyThreadState_GET", "_PyThreadState_GetCurrent"};
 const Names kHalfTypes = {"half", "__half", "half2", "__half2", "__nv_bfloat16", "__nv_bfloat162",
                           "nv_bfloat16", "nv_bfloat162", "bfloat16", "tf32", "half_t", "bfloat16_t", "tfloat32_t"};
 
@@ -1340,6 +1348,10 @@ void Analysis::match_names() {
   // paths of shared memory or /proc in Python strings
   walk(syntax_.root(), [&](TSNode n) {
     if (type(n) != "string") return true;
+    // A string that is a statement of its own (a docstring, a note) is never used as a path
+    // (red team rt33: an honest ReLU rejected for naming /tmp/torch_extensions in its docstring).
+    if (TSNode p = ts_node_parent(n); valid(p) && type(p) == "expression_statement" && ts_node_named_child_count(p) == 1)
+      return false;
     std::string v = string_value(n);
     for (std::string_view p : {"/dev/shm", "/proc/", "/sys/", "/tmp/"})
       if (v.find(p) != std::string::npos && v.find("__global__") == std::string::npos) {
@@ -1434,7 +1446,8 @@ bool Analysis::receiver_harmless(TSNode obj) const {
 /// operator.matmul. `gemm`: a library GEMM/convolution (hybrid's allowance).
 bool Analysis::torch_compute_name(const std::string& name, bool* gemm) const {
   *gemm = false;
-  if (name == "operator.matmul" || name == "operator.imatmul" || name == "operator.__matmul__") {
+  if (name == "operator.matmul" || name == "operator.imatmul" || name == "operator.__matmul__" ||
+      name == "operator.__imatmul__") {
     *gemm = true;
     return true;
   }
@@ -1713,6 +1726,12 @@ void Analysis::match_forward_compute() {
           compute_sites_.push_back({n, "torch_compute_in_forward",
                                     name + " (array-library compute or a tensor handed to another library; "
                                            "use math for host arithmetic)"});
+          return true;
+        }
+        // operator.matmul(a, b) is `a @ b` (red team rt33: it passed strict while `@` did not)
+        if (name == "operator.matmul" || name == "operator.imatmul" || name == "operator.__matmul__" ||
+            name == "operator.__imatmul__") {
+          gemm_sites_.push_back({n, name});
           return true;
         }
         if (type(fn) == "identifier" && !torch_ns) return true;
@@ -2148,8 +2167,12 @@ void Analysis::match_cxx() {
       if ((w.rfind("PyRun_", 0) == 0 || w.rfind("PyEval_", 0) == 0 || w.rfind("PyImport_", 0) == 0 ||
            w.rfind("PyFrame_", 0) == 0 || w.rfind("PyThreadState_", 0) == 0 || w.rfind("PyObject_SetAttr", 0) == 0 ||
            w.rfind("PyDict_SetItem", 0) == 0 || w.rfind("PySys_", 0) == 0 || w.rfind("PyModule_", 0) == 0 ||
-           w == "PyGILState_Ensure"))
+           w.rfind("PyGILState_", 0) == 0))
         hit("dynamic_code", w);
+      // CPython's interpreter state, frames and code objects: from a thread state a candidate
+      // walked the frame chain to the harness's locals (red team rt33: the secret case seeds,
+      // the wall request, by CPython 3.11's frame layout declared under its own field names).
+      if (kCPythonInternals.count(w)) hit("dynamic_code", w + " (CPython interpreter internals)");
       // after any `::`: an alias of pybind11 or module_ (rt28: `using Mod = q::module_; Mod::import`)
       if ((w == "exec" || w == "eval" || w == "import" || w == "eval_file") && i >= 2 && tk[i - 1].text == "::")
         hit("dynamic_code", tk[i - 2].text + "::" + w);

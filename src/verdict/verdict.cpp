@@ -343,15 +343,17 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
                  fmt::format("{} GPU kernel(s) ran outside the call's window (work after return or on a "
                              "stream the call did not wait for)", l.outside_window));
   }
-  // The CPU backstop of the launch gate: under strict, no ATen compute op may run in the call.
+  // The ATen backstop of the launch gate: under strict, no ATen compute op may run in the call
+  // (the op watch on every timed, wall-clock and traced call, on CPU and GPU; else the CPU op trace).
   if (m.launch && m.launch->aten_traced && options.policy_profile == "strict" && m.launch->aten_compute_calls > 0) {
     std::string ops;
     for (const auto& o : m.launch->aten_ops)
       if (o.value("category", "") == "compute" && ops.size() < 160)
         ops += (ops.empty() ? "" : ", ") + o.value("name", std::string("?")) + " x" + std::to_string(o.value("count", 0));
     return end(Outcome::policy_rejected, Gate::launch,
-               fmt::format("[op trace] the traced calls dispatched {} ATen compute op(s) on the CPU ({}); profile strict "
+               fmt::format("[op trace] the {} dispatched {} ATen compute op(s) ({}); profile strict "
                            "allows only allocation, views and copies outside your own kernel",
+                           m.launch->op_watch == "on" ? "timed, wall-clock and traced calls" : "traced calls",
                            m.launch->aten_compute_calls, ops));
   }
   // CPU: the candidate's processes may use the cores the baselines use, no more (a forked helper

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU backstop of the launch gate (docs/timing.md): under strict, a load_inline C++ "kernel"
+# The ATen backstop of the launch gate (docs/timing.md): under strict, a load_inline C++ "kernel"
 # that passes the static gate but lets ATen compute (x.clamp_min in C++) is policy_rejected (since
 # session 17 by the link check, before the op trace); an honest load_inline C++ ReLU passes strict
 # on the CPU and its op trace shows glue only.
@@ -25,5 +25,12 @@ hl = honest["measurements"]["link"]  # the link check read its extension and fou
 assert hl["checked"] and any(e.endswith("(loaded)") for e in hl["extensions"]) and not hl["findings"], hl
 lo = honest["measurements"]["launch"]
 assert lo["aten_traced"] and lo["aten_compute_calls"] == 0 and lo["aten_glue_calls"] > 0, lo
+# The op watch saw every timed, wall-clock and traced call: the candidate that computes with ATen
+# only between the cases and the trace is rejected for it (red team rt33's kind).
+assert lo["op_watch"] == "on", lo
+between = vs["rt33_aten_between_traces.py"]
+assert between["outcome"] == "policy_rejected" and between["gate"] == "launch", (between["outcome"], between["messages"])
+assert "timed, wall-clock and traced calls" in between["messages"][0], between["messages"]
+assert any(o["name"].startswith("aten::mul") for o in between["measurements"]["launch"]["aten_ops"]), between["measurements"]["launch"]
 print("cpu op trace ok")
 PY
