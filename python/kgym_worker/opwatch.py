@@ -42,17 +42,25 @@ def cache_dir() -> pathlib.Path:
     return base / "opwatch"
 
 
+def _built_path(directory: pathlib.Path | None = None) -> pathlib.Path:
+    """Where the library for this source, torch, compiler and Python lives."""
+    import torch
+    cxx = os.environ.get("CXX", "g++")
+    abi = int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
+    key = hashlib.sha256(_SOURCE.read_bytes() + f"|{torch.__version__}|{cxx}|{abi}|{sys.version}".encode()).hexdigest()[:20]
+    return (directory or cache_dir()) / key / "libkgym_opwatch.so"
+
+
 def build(directory: pathlib.Path | None = None) -> pathlib.Path:
     """The shared library for this source, torch and compiler, built when missing (into a
     temporary name, then renamed: two zygotes may build at once). Raises RuntimeError with the
-    compiler's first error line."""
+    compiler's first error line. Run it in a process that forks no CUDA worker (``python -m
+    kgym_worker.opwatch``): torch.utils.cpp_extension may initialise CUDA."""
     import torch
-    source = _SOURCE.read_bytes()
     cxx = os.environ.get("CXX", "g++")
     abi = int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
-    key = hashlib.sha256(source + f"|{torch.__version__}|{cxx}|{abi}|{sys.version}".encode()).hexdigest()[:20]
-    out_dir = (directory or cache_dir()) / key
-    lib = out_dir / "libkgym_opwatch.so"
+    lib = _built_path(directory)
+    out_dir = lib.parent
     if lib.is_file():
         return lib
     import torch.utils.cpp_extension as ext  # (imports setuptools: only when building)
@@ -82,7 +90,16 @@ def install() -> str:
     if _lib is not None:
         return "on"
     try:
-        lib = ctypes.CDLL(str(build()))
+        path = _built_path()
+        if not path.is_file():
+            # Built in a process of its own: importing torch.utils.cpp_extension initialised CUDA
+            # in the zygote on the H200, and no forked worker could use the GPU after it.
+            r = subprocess.run([sys.executable, "-m", "kgym_worker.opwatch"], capture_output=True, text=True,
+                               timeout=600, env=os.environ.copy())
+            if r.returncode != 0 or not path.is_file():
+                tail = (r.stderr or r.stdout).strip().splitlines()
+                raise RuntimeError(tail[-1] if tail else f"the build exited with {r.returncode}")
+        lib = ctypes.CDLL(str(path))
         lib.kgym_opwatch_take.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_longlong), ctypes.c_int]
         lib.kgym_opwatch_take.restype = ctypes.c_int
         lib.kgym_opwatch_set.argtypes = [ctypes.c_int]
@@ -127,3 +144,11 @@ def take() -> dict:
     if over:
         out["<overflow>"] = over
     return out
+
+
+if __name__ == "__main__":  # the zygote's build step, in a process of its own
+    try:
+        print(build())
+    except RuntimeError as exc:
+        print(f"kgym op watch: {exc}", file=sys.stderr)
+        sys.exit(1)
