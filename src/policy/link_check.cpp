@@ -75,7 +75,8 @@ constexpr std::string_view kAtenGlue[] = {
     "mH", "matrix_H", "unfold_copy", "cat", "stack", "hstack", "vstack", "_cat", "constant_pad_nd", "pad", "item",
     "_local_scalar_dense", "is_nonzero", "size", "stride", "numel", "dim", "sym_size", "sym_stride", "sym_numel",
     "sym_storage_offset", "is_contiguous", "is_same_size", "result_type", "_has_compatible_shallow_copy_type",
-    "requires_grad_", "retain_grad", "_version", "data", "_fw_primal", "output_nr", "_make_dual"};
+    "requires_grad_", "retain_grad", "_version", "data", "_fw_primal", "output_nr", "_make_dual", "resolve_conj",
+    "resolve_neg", "conj", "_conj"};
 
 /// Whether at::_ops's struct name `name` (operator, then "_" and its overload: empty_memory_format,
 /// fill__Scalar) is a glue operator.
@@ -97,6 +98,8 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
   // false rejection) and PyImport_AddModule (py::globals, def_submodule): allowed here; the source
   // scan rejects them when the candidate's C++ names them.
   if (s == "PyImport_ImportModule" || starts(s, "PyImport_AddModule")) return std::nullopt;
+  // kgym's own op watch (python/kgym_worker/native/opwatch.cpp): its switch is the harness's
+  if (starts(s, "kgym_opwatch")) return SymbolHit{"timer_harness_patch", "kgym's op watch"};
   if (starts_any(s, {"__cuda", "__gmon_start__", "_ITM_", "__cxa_", "__gxx_", "_Unwind_"})) return std::nullopt;
   // The Python interpreter: running code the policy never read, or hooking the harness's own.
   if (starts_any(s, {"PyRun_", "Py_CompileString", "PyEval_EvalCode", "PyEval_EvalFrame", "_PyEval_EvalFrame",

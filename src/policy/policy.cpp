@@ -2173,6 +2173,8 @@ void Analysis::match_cxx() {
       // walked the frame chain to the harness's locals (red team rt33: the secret case seeds,
       // the wall request, by CPython 3.11's frame layout declared under its own field names).
       if (kCPythonInternals.count(w)) hit("dynamic_code", w + " (CPython interpreter internals)");
+      // kgym's op watch (kgym_opwatch_set ...): the harness's switch, not the candidate's
+      if (w.rfind("kgym_opwatch", 0) == 0) hit("timer_harness_patch", w + " (kgym's op watch)");
       // after any `::`: an alias of pybind11 or module_ (rt28: `using Mod = q::module_; Mod::import`)
       if ((w == "exec" || w == "eval" || w == "import" || w == "eval_file") && i >= 2 && tk[i - 1].text == "::")
         hit("dynamic_code", tk[i - 2].text + "::" + w);

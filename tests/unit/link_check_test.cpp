@@ -270,3 +270,15 @@ TEST(LinkCheck, DemangleAndReadARealObject) {
 }
 
 }  // namespace
+
+namespace {
+// kgym's op watch lives in the candidate's process (python/kgym_worker/native/opwatch.cpp): its
+// switch named in the candidate's C++ or imported by its extension is the harness's, not the
+// candidate's (a candidate that turned it off would hide its ATen ops from the launch gate).
+TEST(LinkCheck, TheOpWatchsSwitchIsTheHarnesss) {
+  auto f = kgym::policy::check_linked_symbols({"kgym_opwatch_set", "malloc"}, "ext.so", kgym::policy::Profile::strict);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule_id, "timer_harness_patch");
+  EXPECT_TRUE(kgym::policy::check_linked_symbols({"malloc"}, "ext.so", kgym::policy::Profile::strict).empty());
+}
+}  // namespace
