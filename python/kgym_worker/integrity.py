@@ -587,7 +587,9 @@ def kernel_trace(fn, make_args, seeds, device: str, after_s: float = 0.05) -> di
 # The CPU backstop of the launch gate: the ATen ops a call dispatches
 
 # ATen ops that allocate, view, reshape, copy or read metadata: glue, not compute. Everything
-# else (including ops not listed anywhere) counts as compute.
+# else (including ops not listed anywhere) counts as compute. The last line holds views and their
+# _copy forms (red team rt34: an honest C++ ReLU that walked its input through Tensor::unfold was
+# rejected by the link check).
 ATEN_GLUE = frozenset("""
 empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros ones ones_like
 new_ones full full_like new_full fill_ zero_ resize_ resize_as_ set_ lift_fresh detach detach_ alias
@@ -598,9 +600,11 @@ chunk unbind movedim moveaxis swapaxes swapdims numpy_T mT mH matrix_H unfold_co
 vstack _cat constant_pad_nd pad item _local_scalar_dense is_nonzero size stride numel dim sym_size
 sym_stride sym_numel sym_storage_offset is_contiguous is_same_size result_type _has_compatible_shallow_copy_type
 requires_grad_ retain_grad _version data _fw_primal output_nr _make_dual resolve_conj resolve_neg conj _conj
+unfold diagonal view_as_real view_as_complex alias_copy view_copy expand_copy squeeze_copy unsqueeze_copy permute_copy transpose_copy t_copy as_strided_copy _reshape_copy lift_fresh_copy select_copy slice_copy split_copy split_with_sizes_copy narrow_copy unbind_copy diagonal_copy detach_copy
 """.split())
 
 
+OPWATCH_OVERFLOW = "<overflow>"  # opwatch.take's entry for ops that found no slot
 NON_COMPUTE_NAMESPACES = frozenset({"profiler"})  # torch namespaces whose ops are bookkeeping
 
 
@@ -610,7 +614,11 @@ def aten_category(name: str) -> str:
     ``mkldnn::_linear_pointwise``, oneDNN's GEMM, ``quantized::``, ``prims::`` ...) is compute
     too: under strict it passed as the candidate's own code (red team rt24, CPU: a oneDNN matmul
     and a oneDNN conv+ReLU called through ``torch.ops.mkldnn``). The candidate's own namespace
-    (its ``TORCH_LIBRARY``) and names without a namespace are "other"."""
+    (its ``TORCH_LIBRARY``) and names without a namespace are "other". The op watch's
+    "<overflow>" (ops that found its table full, names unknown) is compute: fail closed (red team
+    rt34 filled the table with ops of its own, then ran ATen's GEMM unseen)."""
+    if name == OPWATCH_OVERFLOW:
+        return "compute"
     ns, sep, rest = name.partition("::")
     if not sep:
         return "other"

@@ -25,7 +25,9 @@ import tempfile
 _SOURCE = pathlib.Path(__file__).with_name("native") / "opwatch.cpp"
 _lib = None
 _why = "not loaded"
-_CAP = 4096
+_cap = 0
+_names = None
+_counts = None
 
 
 def cache_dir() -> pathlib.Path:
@@ -86,7 +88,7 @@ def install() -> str:
     """Builds (when needed), loads the library and adds the callback; returns "on" or why not.
     Called once, in the zygote, before any fork. Without it the launch gate keeps the profiler's
     3 traced calls only (``LaunchRecord.op_watch`` says so)."""
-    global _lib, _why
+    global _lib, _why, _cap, _names, _counts
     if _lib is not None:
         return "on"
     try:
@@ -104,11 +106,14 @@ def install() -> str:
         lib.kgym_opwatch_take.restype = ctypes.c_int
         lib.kgym_opwatch_set.argtypes = [ctypes.c_int]
         lib.kgym_opwatch_overflow.restype = ctypes.c_longlong
+        lib.kgym_opwatch_slots.restype = ctypes.c_int
         if lib.kgym_opwatch_install() != 1:
             raise RuntimeError("at::addGlobalCallback gave no handle")
     except (OSError, RuntimeError, AttributeError) as exc:
         _why = f"unavailable: {exc}"
         return _why
+    _cap = int(lib.kgym_opwatch_slots())
+    _names, _counts = (ctypes.c_char_p * _cap)(), (ctypes.c_longlong * _cap)()
     _lib, _why = lib, "on"
     return "on"
 
@@ -128,13 +133,14 @@ def off() -> None:
 
 
 def take() -> dict:
-    """{op name: count} since the last take (counted only while on), then zeroed; an
-    "<overflow>" entry counts ops that found no slot."""
+    """{op name: count} since the last take (counted only while on), then zeroed; every entry
+    of the table is read. An "<overflow>" entry counts ops that found no free slot: their names
+    are unknown, so ``integrity.aten_category`` files them as compute (red team rt34 filled the
+    table with 4100 ops of its own to hide ATen's GEMM behind it)."""
     if _lib is None:
         return {}
-    names = (ctypes.c_char_p * _CAP)()
-    counts = (ctypes.c_longlong * _CAP)()
-    n = _lib.kgym_opwatch_take(names, counts, _CAP)
+    names, counts = _names, _counts
+    n = _lib.kgym_opwatch_take(names, counts, _cap)
     out = {}
     for i in range(n):
         if names[i]:

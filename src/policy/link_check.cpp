@@ -76,11 +76,20 @@ constexpr std::string_view kAtenGlue[] = {
     "_local_scalar_dense", "is_nonzero", "size", "stride", "numel", "dim", "sym_size", "sym_stride", "sym_numel",
     "sym_storage_offset", "is_contiguous", "is_same_size", "result_type", "_has_compatible_shallow_copy_type",
     "requires_grad_", "retain_grad", "_version", "data", "_fw_primal", "output_nr", "_make_dual", "resolve_conj",
-    "resolve_neg", "conj", "_conj"};
+    "resolve_neg", "conj", "_conj",
+    // views and their _copy forms (red team rt34: Tensor::unfold in an honest C++ ReLU)
+    "unfold", "diagonal", "view_as_real", "view_as_complex", "alias_copy", "view_copy", "expand_copy",
+    "squeeze_copy", "unsqueeze_copy", "permute_copy", "transpose_copy", "t_copy", "as_strided_copy", "_reshape_copy",
+    "lift_fresh_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "narrow_copy",
+    "unbind_copy", "diagonal_copy", "detach_copy"};
 
 /// Whether at::_ops's struct name `name` (operator, then "_" and its overload: empty_memory_format,
 /// fill__Scalar) is a glue operator.
 bool aten_glue(std::string_view name) {
+  // (a glue name's prefix also begins ops that compute: conj_physical, and the backward ops, such
+  // as unfold_backward, which sums overlapping windows)
+  if (starts(name, "conj_physical") || starts(name, "_conj_physical") || name.find("_backward") != std::string_view::npos)
+    return false;
   for (std::string_view g : kAtenGlue)
     if (name == g || (name.size() > g.size() + 1 && starts(name, g) && name[g.size()] == '_')) return true;
   return false;
@@ -210,6 +219,14 @@ std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
       last == "set_record_function_tls_" || last == "get_record_function_tls_")
     return SymbolHit{"introspection", "the operator trace's thread-local state"};
   if (ns == "fbgemm") return SymbolHit{"cpp_library_compute", "a library compute routine"};
+  // Torch's C++ frontend: its modules and optimisers run ATen operators inside libtorch
+  // (red team rt34: torch::nn::LinearImpl::forward did a matmul under strict).
+  if (ns == "torch" && c.size() > 2 && (c[1] == "nn" || c[1] == "optim"))
+    return SymbolHit{"cpp_library_compute", "torch's C++ modules (torch::nn, torch::optim): ATen compute inside libtorch"};
+  // c10's thread-local debug info holds the profiler's state: reading it tells the traced calls
+  // apart (red team rt34: ThreadLocalDebugInfo::get(DebugInfoKind::PROFILER_STATE)).
+  if (ns == "c10" && std::find(c.begin(), c.end(), "ThreadLocalDebugInfo") != c.end())
+    return SymbolHit{"introspection", "c10's thread-local debug info (the profiler's state)"};
   // Torch's own exports that wrap the loader, threads and the environment (red team rt27:
   // at::DynamicLibrary is dlopen/dlsym under another name; at::launch runs work on the inter-op
   // thread pool; c10::utils::get_env reads the environment).

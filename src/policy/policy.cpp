@@ -1809,6 +1809,19 @@ void Analysis::match_forward_compute() {
         what = w + "::" + tk[i + 2].text;
         gemm = kGemmConvOps.count(tk[i + 2].text) > 0;
         compute = !gemm;
+      } else if ((w == "nn" || w == "optim") && i + 1 < tk.size() &&
+                 (tk[i + 1].text == "::" || (i > 0 && tk[i - 1].text == "namespace") ||
+                  (i > 1 && tk[i - 1].text == "::" && tk[i - 2].text == "torch"))) {
+        // Torch's C++ frontend (torch::nn::Linear, nn::functional::conv2d after `using namespace
+        // torch`, a namespace alias of torch::nn): its modules and optimisers run ATen operators
+        // inside libtorch (red team rt34: torch::nn::LinearImpl::forward, a matmul under strict).
+        std::string next = i + 2 < tk.size() && tk[i + 1].text == "::" ? tk[i + 2].text : std::string();
+        if (next == "functional" && i + 4 < tk.size() && tk[i + 3].text == "::") next = tk[i + 4].text;
+        what = "torch::" + w + (next.empty() ? std::string() : "::" + next);
+        std::string lower = next;
+        for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        gemm = lower.rfind("linear", 0) == 0 || lower.rfind("conv", 0) == 0 || lower.rfind("bilinear", 0) == 0;
+        compute = !gemm;
       } else if (w.rfind("cublas", 0) == 0 && w != "cublasHandle_t" && w != "cublasCreate" && w != "cublasDestroy" &&
                  w.find("SetStream") == std::string::npos && w.find("Status") == std::string::npos) {
         what = w;
@@ -2143,6 +2156,9 @@ void Analysis::match_cxx() {
       // The operator trace's thread-local state, restored from a copy made outside the trace
       // (red team rt28: an at::ThreadLocalStateGuard hid clamp_min from the CPU op trace).
       if (w == "ThreadLocalState" || w == "ThreadLocalStateGuard" || w == "RecordFunctionTLS" ||
+          // c10's thread-local debug info holds the profiler's state (red team rt34 told the
+          // traced calls apart by ThreadLocalDebugInfo::get(DebugInfoKind::PROFILER_STATE))
+          w == "ThreadLocalDebugInfo" || w == "DebugInfoGuard" || w == "DebugInfoKind" || w == "PROFILER_STATE" ||
           w == "set_record_function_tls_" || w == "get_record_function_tls_" || w == "setThreadLocalState")
         hit("introspection", w + " (the operator trace's thread-local state)");
       if (w.rfind("pthreadpool_", 0) == 0) hit("threads_processes_async", w + " (torch's thread pool)");

@@ -63,3 +63,39 @@ def test_watched_counts_fill_the_launch_record(tmp_path):
         print("ok")
     """, tmp_path)
     assert out.strip().endswith("ok")
+
+
+def test_a_full_table_fails_closed(tmp_path):
+    """Red team rt34: a candidate registered more ops of its own than the table has slots and
+    called each once, so ATen's GEMM found no slot. Ops that find no slot are "<overflow>", and
+    that counts as ATen compute (the strict gate rejects it)."""
+    out = run("""
+        from kgym_worker import opwatch, integrity
+        assert opwatch.install() == "on", opwatch.status()
+        import torch
+        slots = opwatch._cap
+        assert slots >= 65536, slots
+        lib = torch.library.Library("kgymfill", "DEF")
+        def nop(x):
+            return None
+        for i in range(slots + 8):
+            lib.define(f"f{i}(Tensor x) -> ()")
+            lib.impl(f"f{i}", nop, "CompositeExplicitAutograd")
+        fs = [getattr(torch.ops.kgymfill, f"f{i}") for i in range(slots + 8)]
+        x = torch.randn(8, 8)
+        opwatch.take()
+        opwatch.on()
+        for f in fs:
+            f(x)
+        torch.mm(x, x)
+        opwatch.off()
+        got = opwatch.take()
+        assert got.get(integrity.OPWATCH_OVERFLOW, 0) >= 9, {k: v for k, v in got.items() if not k.startswith("kgymfill")}
+        assert "aten::mm" not in got
+        assert sum(v for k, v in got.items() if k.startswith("kgymfill::")) == slots, "every slot is read back"
+        rec = integrity.merge_watched({"traced": True}, got, "on")
+        assert rec["aten_compute_calls"] >= 9, rec
+        assert any(o["name"] == integrity.OPWATCH_OVERFLOW and o["category"] == "compute" for o in rec["aten_ops"]), rec
+        print("ok")
+    """, tmp_path)
+    assert out.strip().endswith("ok")

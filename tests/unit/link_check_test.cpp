@@ -44,6 +44,8 @@ TEST(LinkCheck, HonestExtensionsImportNothingForbidden) {
   for (const char* name : {"honest_cuda_rep", "kgym_cpu_relu_honest", "relu_cpp_ext", "rt26_honest_loop",
                            "rt24_relu_plain", "rt24_relu_rows", "rt25_own_ns2", "fr_openmp", "fr_parallel_for_dispatch",
                            "fr_std_algo_cout", "fr_pyprint", "rt28_a4_vec_map",
+                           // red team rt34: a C++ ReLU walking its input through Tensor::unfold (a view)
+                           "fr_unfold_view",
                            // the three CUDA-L1 level-1 extensions kgym builds (tasks 23, 88, 97;
                            // built here with nvcc 13.0, as on the H200 in session 17's run 3)
                            "cudal1_softmax_cuda_vectorized_multiblock", "cudal1_optimized_gelu_cuda",
@@ -76,7 +78,11 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
       {"rt29_b_gemm", "cpp_library_compute"},
       {"rt29_d2_aoti_relu", "cpp_library_compute"},
       {"rt29_f_aoti_mm_omp", "cpp_library_compute"},
-      {"rt29_g2b_dispatch_sm", "cpp_library_compute"}};
+      {"rt29_g2b_dispatch_sm", "cpp_library_compute"},
+      // red team rt34: torch::nn::LinearImpl::forward (ATen's GEMM inside libtorch), and the
+      // profiler's state read from c10::ThreadLocalDebugInfo
+      {"rt34_nn_linear_forward", "cpp_library_compute"},
+      {"rt34_profiler_state_probe", "introspection"}};
   for (const auto& [name, rule] : expected) {
     const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
     EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
@@ -219,7 +225,10 @@ TEST(LinkCheck, AtenOpsAreComputeButTheOpTracesGlue) {
     EXPECT_TRUE(check_linked_symbols({ops_symbol(g + "_memory_format")}, "x.so", Profile::strict).empty()) << g;
   }
   EXPECT_GT(n, 80);
-  for (const char* op : {"relu", "clamp_min", "add_Scalar", "relu_", "threshold", "hardtanh", "where_self", "mm"})
+  // (and the ops a glue name's prefix also begins: conj_physical; the backward ops, such as
+  // unfold_backward, which sums overlapping windows)
+  for (const char* op : {"relu", "clamp_min", "add_Scalar", "relu_", "threshold", "hardtanh", "where_self", "mm",
+                         "conj_physical", "_conj_physical", "conj_physical_out", "unfold_backward", "select_backward"})
     EXPECT_EQ(rules(check_linked_symbols({ops_symbol(op)}, "x.so", Profile::strict)),
               std::vector<std::string>{"cpp_library_compute"}) << op;
 }

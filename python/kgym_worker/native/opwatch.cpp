@@ -7,7 +7,10 @@
 //
 // Counts live in a fixed lock-free table keyed by the op name's address (the name of a
 // registered operator's schema, stable for the process's life): no lock, so a fork while an op
-// runs on another thread cannot leave a held mutex behind.
+// runs on another thread cannot leave a held mutex behind. An op that finds no free slot is
+// counted as overflow, which the harness treats as compute (fail closed): a candidate that
+// registered thousands of ops of its own to fill the table hid ATen's GEMM behind the overflow
+// (red team rt34). The table is large enough that no honest verdict comes near it.
 #include <ATen/record_function.h>
 
 #include <atomic>
@@ -15,7 +18,7 @@
 #include <memory>
 
 namespace {
-constexpr int kSlots = 4096;  // power of two
+constexpr int kSlots = 65536;  // power of two; kgym_opwatch_slots()
 struct Slot {
   std::atomic<const char*> name{nullptr};
   std::atomic<long long> count{0};
@@ -87,4 +90,6 @@ int kgym_opwatch_take(const char** names, long long* counts, int cap) {
 }
 /// Ops counted nowhere since the last call (the table was full), then zero.
 long long kgym_opwatch_overflow() { return g_overflow.exchange(0, std::memory_order_acq_rel); }
+/// The table's size: a `cap` of this many takes every entry.
+int kgym_opwatch_slots() { return kSlots; }
 }
