@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -167,9 +168,26 @@ std::vector<CheckInput> read_inputs(const fs::path& path) {
 
 /// Python's own words for a syntax error, as `kgym eval` reports them ("\n    Python: line 2,
 /// column 15: '(' was never closed"); "" when Python compiles the source or cannot be asked.
-std::string python_says(const std::string& code) {
+/// The report's syntax_error finding takes Python's line and column, where Python gives them:
+/// the parser of the scan (tree-sitter) places the error where its recovery starts, which can be
+/// the start of the line or an earlier one.
+std::string python_says(const std::string& code, policy::PolicyReport& report) {
   const auto says = python_syntax_error("python3", code);
-  return says ? "\n    Python: " + *says : "";
+  if (!says) return "";
+  static const std::regex where(R"(^line (\d+), column (\d+):)");
+  std::smatch m;
+  if (std::regex_search(*says, m, where))
+    for (auto& f : report.findings)
+      if (f.rule_id == "syntax_error") {
+        f.line = std::stoi(m[1].str());
+        f.column = std::stoi(m[2].str());
+      }
+  return "\n    Python: " + *says;
+}
+
+/// "file:line:column" of a finding, or "file" for one about the whole file (line 0).
+std::string where(const std::string& id, const policy::Finding& f) {
+  return f.line > 0 ? id + ":" + std::to_string(f.line) + ":" + std::to_string(f.column) : id;
 }
 
 bool no_candidate(const std::string& code) {
@@ -228,6 +246,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       auto t0 = std::chrono::steady_clock::now();
       auto report = policy::check_candidate(in.code, ctx);
       double check_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const bool syntax = std::any_of(report.findings.begin(), report.findings.end(),
+                                      [](const policy::Finding& f) { return f.rule_id == "syntax_error"; });
+      const std::string says = syntax ? python_says(in.code, report) : "";
       ++checked;
       if (report.rejected()) ++rejected;
       if (opts->format == "jsonl") {
@@ -241,8 +262,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
         for (const auto& f : report.findings)
           if (f.rule_id == "syntax_error") {
             std::cout << in.id << ": DOES NOT PARSE (" << policy::to_string(*profile) << "; `kgym eval` gives build_failed)\n"
-                      << "  " << in.id << ":" << f.line << ":" << f.column << ": " << f.message
-                      << (f.snippet.empty() ? "" : "  | " + f.snippet) << python_says(in.code) << "\n";
+                      << "  " << where(in.id, f) << ": " << f.message
+                      << (f.snippet.empty() ? "" : "  | " + f.snippet) << says << "\n";
             break;
           }
         continue;
@@ -250,9 +271,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       std::cout << in.id << ": " << (report.rejected() ? "REJECTED" : "ok") << " (" << policy::to_string(*profile)
                 << ", " << report.findings.size() << " finding" << (report.findings.size() == 1 ? "" : "s") << ")\n";
       for (const auto& f : report.findings)
-        std::cout << "  " << in.id << ":" << f.line << ":" << f.column << ": " << policy::to_string(f.severity) << " ["
+        std::cout << "  " << where(in.id, f) << ": " << policy::to_string(f.severity) << " ["
                   << f.rule_id << "] " << f.message << (f.snippet.empty() ? "" : "  | " + f.snippet)
-                  << (f.rule_id == "syntax_error" ? python_says(in.code) : "") << "\n";
+                  << (f.rule_id == "syntax_error" ? says : "") << "\n";
     }
     if (opts->format == "text")
       std::cout << checked << " checked, " << rejected << " rejected, " << empty << " without candidate\n";

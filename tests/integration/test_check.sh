@@ -46,7 +46,13 @@ mkdir -p "$tmp/syn"
 printf 'import torch\nclass ModelNew(:\n    pass\n' > "$tmp/syn/bad.py"
 "$kgym" check "$tmp/syn/bad.py" --profile off > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || { cat "$tmp/out"; fail "syntax error under --profile off: exit $rc, want 1"; }
-grep -q "DOES NOT PARSE" "$tmp/out" && grep -q "bad.py:2:15:" "$tmp/out" || { cat "$tmp/out"; fail "no parse error with line and column under --profile off"; }
+grep -q "DOES NOT PARSE" "$tmp/out" && grep -q "bad.py:2:16:" "$tmp/out" || { cat "$tmp/out"; fail "no parse error with line and column under --profile off"; }
+# The place is Python's (line 9, column 33 here), not where tree-sitter's recovery starts (9:1).
+printf 'import torch\nimport torch.nn as nn\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n\n\ndef helper(a, b):  return (a + b]\n' > "$tmp/syn/mid.py"
+"$kgym" check "$tmp/syn/mid.py" --profile off > "$tmp/out" 2>&1
+grep -q "mid.py:9:33: " "$tmp/out" || { cat "$tmp/out"; fail "a syntax error's place is not Python's"; }
+"$kgym" check "$tmp/syn/mid.py" --profile off --format jsonl > "$tmp/out" 2>&1
+grep -q '"column":33,"line":9' "$tmp/out" || { cat "$tmp/out"; fail "jsonl: a syntax error's place is not Python's"; }
 
 "$kgym" check "$tmp" > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] || fail "directory with a rejected candidate: exit $rc, want 1"
@@ -67,6 +73,8 @@ PY
 printf 'import torch\nclass Foo(torch.nn.Module):\n    pass\n' > "$tmp/syn/no_model_new.py"
 "$kgym" check "$tmp/syn/no_model_new.py" --profile off > "$tmp/out" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "model_new_missing" "$tmp/out" || { cat "$tmp/out"; fail "no ModelNew under --profile off: exit $rc, want 1 with model_new_missing (eval rejects it)"; }
+# (a finding about the whole file has no line:column, not 0:0)
+grep -q "  no_model_new.py: reject \[model_new_missing\]" "$tmp/out" || { cat "$tmp/out"; fail "model_new_missing is placed at 0:0"; }
 "$kgym" check "$tmp/syn/bad.py" > "$tmp/out" 2>&1
 grep -q "Python: line 2, column" "$tmp/out" || { cat "$tmp/out"; fail "a syntax error without Python's own words (eval gives them)"; }
 : > "$tmp/syn/empty.py"
