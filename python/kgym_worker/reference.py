@@ -763,7 +763,9 @@ class ReferenceWorker:
             else:  # integers and bools: equal or not
                 atols.append(None)
                 rtols.append(0.0)
-        failed = [{"index": i, "detail": d} for i, d in enumerate(common.spot_compare(cand, ref, atols, rtols, spot.k)) if d]
+        trusted = spot_req.get("trusted") if isinstance(spot_req.get("trusted"), list) else None
+        failed = [{"index": i, "detail": d}
+                  for i, d in enumerate(common.spot_compare(cand, ref, atols, rtols, spot.k, trusted)) if d]
         return {"checked": n, "failed": failed}
 
     def drop_task(self, req, blobs):

@@ -929,6 +929,20 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       }
       if (!recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
     }
+    // The round's rechecked calls whose outputs held against the reference (within the case's
+    // tolerance, or within atol of float64 everywhere): the spot check holds the other calls to
+    // the agreement with eager these showed. A row left out only leaves the spot check at its
+    // 1% floor; one kept that the judge fails fails the verdict anyway.
+    std::vector<int> rechecked;
+    for (const CaseRecord& r : cand->rechecks) {
+      const int i = r.index - static_cast<int>(offset);
+      if (r.transform != "timed" || i < 0 || i >= round_calls || !r.compared || r.failure || !r.structure_matches ||
+          r.nonfinite_mismatches > 0)
+        continue;
+      const bool exact_to_fp64 = r.fp64_checked && r.mismatches_outside_fp64 == 0 && r.fp64_atol_ratio >= 0 &&
+                                 r.fp64_atol_ratio <= 1.0;
+      if ((r.mismatches == 0 && r.tolerance_ratio <= 1.0) || exact_to_fp64) rechecked.push_back(i);
+    }
     // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
     // candidate's process holds them until told that they were copied; they must not sit beside
     // the baselines' timing (at full size, 6.4 GB each).
@@ -951,7 +965,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
         // check of every timed call of this round (docs/timing.md, "Spot check").
         if (std::string(kind) == "eager" && !spot.is_null() && round_calls > 0) {
-          req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls}};
+          // (the rechecked calls: their outputs were held to the cases' full check, so the spot
+          // check holds the other calls to the agreement with eager those showed)
+          req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls},
+                         {"trusted", rechecked}};
           req["tolerances"] = tolerances;
         }
         r = ask_reference(req, {}, eo.timeouts.reference_s, m);

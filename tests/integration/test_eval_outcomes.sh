@@ -44,6 +44,14 @@ t = third["measurements"]["candidate_timing"]
 assert third["outcome"] == "incorrect" and t["spot_failed_calls"], (third["messages"], t.get("spot_failed_calls"))
 assert all(i % 1 == 0 and 0 <= i < len(t["times_ms"]) for i in t["spot_failed_calls"]), t["spot_failed_calls"]
 print("spot check ok:", len(t["spot_failed_calls"]), "wrong timed calls named")
+# A bfloat16 downgrade at every third timed call: held to the rechecked calls' agreement with
+# eager, the downgraded calls are named by the spot check, unless a secret recheck drew one
+# first (then the round stops there). Before, only such a draw found it.
+bf16 = [v for v in vs if v["candidate_id"].endswith("rt35_bf16_every_third_timed.py")][0]
+t = bf16["measurements"]["candidate_timing"]
+by_recheck = "(rechecked)" in bf16["messages"][0]
+assert bf16["outcome"] == "incorrect" and (t["spot_failed_calls"] or by_recheck), (bf16["messages"], t.get("spot_failed_calls"))
+print("spot check ok:", len(t["spot_failed_calls"]), "bfloat16 timed calls named", "(a recheck drew one)" if by_recheck else "")
 PY
 # The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
 "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \

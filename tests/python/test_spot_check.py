@@ -81,3 +81,25 @@ def test_time_calls_samples_every_timed_call():
     t = spot.table()
     assert len(rec["times_ms"]) == 5 and t.shape == (5, 8)
     assert torch.equal(t[:, 0], torch.tensor([4.0, 6.0, 8.0, 10.0, 12.0], dtype=torch.float64))  # seeds 2..6, x2
+
+
+def test_trusted_rows_hold_the_other_calls_to_their_agreement():
+    """With the rechecked calls' rows (``trusted``), the 1% floor shrinks to 8x their largest
+    relative error: a bfloat16 downgrade at calls the rechecks did not draw fails, while a TF32
+    reference's own error, present in every row, still passes."""
+    torch.manual_seed(2)
+    r = torch.randn(6, 128, dtype=torch.float64)
+    bf16 = r.clone()
+    bf16[[1, 4]] = r[[1, 4]].to(torch.bfloat16).double()        # two downgraded calls
+    assert common.spot_compare(bf16, r, [1e-4], [1e-4], 128) == [""] * 6         # the old floor: passes
+    res = common.spot_compare(bf16, r, [1e-4], [1e-4], 128, trusted=[0, 5])
+    assert [bool(x) for x in res] == [False, True, False, False, True, False], res
+    # a TF32-sized error (1e-3 relative) in every call, the trusted ones too: passes
+    noise = 1 + 1e-3 * (torch.rand(6, 128, dtype=torch.float64) * 2 - 1)
+    assert common.spot_compare(r * noise, r, [1e-4], [1e-4], 128, trusted=[0, 5]) == [""] * 6
+    # trusted rows out of range or non-finite are ignored (the 1% floor stays)
+    assert common.spot_compare(bf16, r, [1e-4], [1e-4], 128, trusted=[99]) == [""] * 6
+    nan = r.clone()
+    nan[0] = float("nan")
+    assert common.spot_compare(torch.where(torch.isnan(nan), nan, bf16), nan, [1e-4], [1e-4], 128,
+                               trusted=[0]) == [""] * 6
