@@ -10,6 +10,7 @@
 // message and the source of the idea. docs/policy_rules.md lists them.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,8 +110,17 @@ std::string demangle(const std::string& symbol);
 /// private_torch_internals, streams_events_graphs, introspection, threads_processes_async,
 /// file_network_env, subprocess_system, l2_persistence) with that rule's severity in the profile.
 /// The message names `extension` and up to four symbols (demangled); line and column are 0.
+/// With `torch_exports` (torch_c_exports of the torch the candidate ran), a C symbol that torch's
+/// own libraries define is `cpp_library_compute` too unless it is torch's plumbing (the AOTI shim's
+/// handles, THP*, FLAGS_*, cpuinfo, SLEEF's vector math): libtorch_cpu exports about 23,000 MKL
+/// routines, and a list of spellings missed sgemm_batch and vsTanh (red team rt35).
 std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,
-                                          Profile profile);
+                                          Profile profile, const std::set<std::string>* torch_exports = nullptr);
+
+/// The C (unmangled) symbols defined by the shared objects libtorch* and libc10* in
+/// `torch_lib_dir` (torch's `lib` folder), read with `nm -D --defined-only`; cached per folder for
+/// the process's life. nullopt when the folder holds none or nm cannot run (`error` says why).
+std::optional<std::set<std::string>> torch_c_exports(const std::string& torch_lib_dir, std::string* error = nullptr);
 
 /// The DT_NEEDED entries (sonames, e.g. "libc10.so", "libcudart.so.13") of one ELF shared object,
 /// read with `readelf -d` (GNU binutils). nullopt when readelf cannot run or fails; `error` says why.

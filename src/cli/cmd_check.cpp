@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "kgym/candidate.hpp"
 #include "kgym/engine.hpp"
 #include "kgym/policy.hpp"
+#include "kgym/subprocess.hpp"
 
 namespace kgym::cli {
 namespace {
@@ -51,6 +53,19 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
     throw Error(ErrorKind::usage, "--built: no .so file under '" + path + "'" +
                                       (triton_skipped ? " but Triton's own launchers (not checked)" : "") +
                                       "; give a build folder (e.g. ~/.cache/kgym/build/<id>/torch_extensions) or a .so file");
+  // torch's own C exports (policy::torch_c_exports), from the torch python3 imports: as in eval,
+  // an import of any of them (MKL, oneDNN, ...) is library compute.
+  std::optional<std::set<std::string>> torch_exports;
+  {
+    const ProcessResult r = run_process(
+        {"python3", "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))"}, 60000);
+    std::string dir = r.out;
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+    if (r.ok() && !dir.empty()) torch_exports = policy::torch_c_exports(dir);
+    if (!torch_exports)
+      std::cerr << "kgym check --built: torch's own exports could not be read (python3 cannot import torch?); "
+                   "the symbol rules stand alone\n";
+  }
   int rejected = 0;
   for (const fs::path& o : objects) {
     std::string error;
@@ -64,7 +79,8 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
       ++rejected;
       continue;
     }
-    auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile);
+    auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile,
+                                                 torch_exports ? &*torch_exports : nullptr);
     if (const auto needed = policy::needed_libraries(o.string()))
       for (auto& f : policy::check_needed_libraries(*needed, o.filename().string(), profile)) findings.push_back(std::move(f));
     const bool reject = std::any_of(findings.begin(), findings.end(),
@@ -262,7 +278,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
         for (const auto& f : report.findings)
           if (f.rule_id == "syntax_error") {
             std::cout << in.id << ": DOES NOT PARSE (" << policy::to_string(*profile) << "; `kgym eval` gives build_failed)\n"
-                      << "  " << where(in.id, f) << ": " << f.message
+                      << "  " << where(in.id, f) << ": [" << f.rule_id << "] " << f.message
                       << (f.snippet.empty() ? "" : "  | " + f.snippet) << says << "\n";
             break;
           }

@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <regex>
+#include <set>
 
 #include "cxx_scan.hpp"
 #include "kgym/policy.hpp"
@@ -146,6 +149,11 @@ std::optional<SymbolHit> c_symbol(std::string_view s) {
     return SymbolHit{"cpp_library_compute", "a library compute routine"};
   if (std::regex_match(s.begin(), s.end(), fortran_blas()))
     return SymbolHit{"cpp_library_compute", "a BLAS/LAPACK routine"};
+  // MKL's vector math (VML): vsTanh, vdExp, vmsErf and the Fortran aliases (VSTANH, VMSEXP_),
+  // whole-array kernels (red team rt35 ran vsTanh under strict)
+  static const std::regex vml("^(v|vm)[sdcz][A-Z][A-Za-z0-9]*$|^VM?[SDCZ][A-Z][A-Z0-9]*_?$");
+  if (s.size() >= 4 && std::regex_match(s.begin(), s.end(), vml))
+    return SymbolHit{"cpp_library_compute", "MKL's vector math (VML)"};
   if (detail::aoti_compute_shim(std::string(s)))
     return SymbolHit{"cpp_library_compute", "AOTInductor's C shim: ATen operators past the dispatcher, or by name"};
   // An imported name is never the candidate's own code: a BLAS/LAPACK routine at the end of it,
@@ -255,6 +263,17 @@ std::optional<SymbolHit> cxx_symbol(const std::string& demangled) {
   return std::nullopt;
 }
 
+/// The C symbols torch's own libraries export that a candidate's extension may import: the
+/// AOTInductor shim's tensor-handle plumbing (its compute entry points are judged above), torch's
+/// Python objects (THP*), its flags, CPU feature queries (cpuinfo) and SLEEF's per-vector math
+/// (what at::vec::Vectorized's exp or erf calls: arithmetic on registers, as libm's expf is). Any
+/// other C routine they export is a library's (red team rt35: MKL's sgemm_batch and vsTanh, out of
+/// 23,000 MKL names, passed a list of spellings).
+bool torch_c_export_allowed(std::string_view s) {
+  return starts(s, "aoti_torch_") || starts(s, "THP") || starts(s, "FLAGS_") || starts(s, "cpuinfo_") ||
+         starts(s, "Sleef_") || starts(s, "_");
+}
+
 }  // namespace
 
 std::string demangle(const std::string& symbol) {
@@ -306,6 +325,37 @@ std::optional<std::vector<std::string>> undefined_symbols(const std::string& pat
   return out;
 }
 
+std::optional<std::set<std::string>> torch_c_exports(const std::string& torch_lib_dir, std::string* error) {
+  static std::mutex mu;
+  static std::map<std::string, std::set<std::string>> cache;
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(torch_lib_dir); it != cache.end()) return it->second;
+  std::error_code ec;
+  std::vector<std::filesystem::path> libs;
+  for (const auto& e : std::filesystem::directory_iterator(torch_lib_dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if ((f.rfind("libtorch", 0) == 0 || f.rfind("libc10", 0) == 0) && f.find(".so") != std::string::npos &&
+        e.is_regular_file(ec))
+      libs.push_back(e.path());
+  }
+  if (ec || libs.empty()) {
+    if (error) *error = "no libtorch*/libc10* shared objects in " + torch_lib_dir;
+    return std::nullopt;
+  }
+  std::set<std::string> out;
+  for (const auto& lib : libs) {
+    std::string text;
+    const auto lines = binutils_lines({"nm", "-D", "--defined-only", "--format=posix"}, lib.string(), text, error);
+    if (!lines) return std::nullopt;
+    for (std::string_view line : *lines) {
+      std::string name(line.substr(0, line.find(' ')));
+      if (auto at = name.find('@'); at != std::string::npos) name.resize(at);
+      if (!name.empty() && !starts(name, "_Z")) out.insert(std::move(name));
+    }
+  }
+  return cache.emplace(torch_lib_dir, std::move(out)).first->second;
+}
+
 std::optional<std::vector<std::string>> needed_libraries(const std::string& path, std::string* error) {
   std::string text;
   const auto lines = binutils_lines({"readelf", "-d", "--wide"}, path, text, error);
@@ -352,11 +402,14 @@ std::vector<Finding> check_needed_libraries(const std::vector<std::string>& need
 }
 
 std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbols, std::string_view extension,
-                                          Profile profile) {
+                                          Profile profile, const std::set<std::string>* torch_exports) {
   // One finding per rule, naming the first few symbols.
   std::map<std::string_view, std::vector<std::pair<std::string, std::string>>> hits;  // rule -> (symbol, what)
   for (const std::string& s : symbols) {
     std::optional<SymbolHit> hit = starts(s, "_Z") ? cxx_symbol(demangle(s)) : c_symbol(s);
+    if (!hit && torch_exports && !starts(s, "_Z") && torch_exports->count(s) && !torch_c_export_allowed(s))
+      hit = SymbolHit{"cpp_library_compute",
+                      "a C routine of a library torch bundles and exports (MKL, oneDNN, XNNPACK, NNPACK, ...)"};
     if (hit) hits[hit->rule].push_back({starts(s, "_Z") ? qualified_name(demangle(s)) : s, hit->what});
   }
   std::vector<Finding> out;

@@ -64,11 +64,21 @@ bool is_cpu_library_compute(const std::string& w) {
   // (nnp_/xnn_/qnnp: NNPACK, XNNPACK and QNNPACK, exported by libtorch_cpu: red team rt28 ran
   // nnp_relu__avx2 and xnn_run_unary_elementwise_nc under strict; fbgemm likewise)
   for (const char* prefix : {"cblas_", "LAPACKE_", "lapack_", "mkl_", "MKL_", "dnnl_", "openblas_", "bli_", "nnp_",
-                             "xnn_", "qnnp_", "pytorch_qnnp_", "fbgemm", "mkldnn_", "libxsmm_", "goto_", "flexiblas_"})
+                             "xnn_", "qnnp_", "pytorch_qnnp_", "fbgemm", "mkldnn_", "libxsmm_", "goto_", "flexiblas_",
+                             // MKL's FFT (DFTI)
+                             "Dfti"})
     if (w.rfind(prefix, 0) == 0) return true;
+  // (MKL's batched, packed and 3m GEMMs and LAPACK's solvers too: red team rt35 ran sgemm_batch,
+  // exported by libtorch_cpu, under strict)
   static const std::set<std::string> kRoutines = {
       "gemm", "gemmt", "gemv", "symm", "symv", "syrk", "syr2k", "trmm", "trsm", "trmv", "trsv", "hemm",
-      "herk", "dot", "dotc", "dotu", "axpy", "scal", "ger", "nrm2", "asum", "gesv", "getrf", "potrf"};
+      "herk", "dot", "dotc", "dotu", "axpy", "scal", "ger", "nrm2", "asum", "gesv", "getrf", "potrf",
+      "gemm_batch", "gemm_batch_strided", "gemm3m", "gemm3m_batch", "gemm3m_batch_strided", "gemm_compute",
+      "gemm_pack", "gemm_pack_get_size", "gemm_alloc", "gemmt_batch", "gemv_batch", "gemv_batch_strided",
+      "trsm_batch", "trsm_batch_strided", "axpy_batch", "axpy_batch_strided", "dgmm_batch", "omatcopy",
+      "imatcopy", "omatcopy2", "omatadd", "omatcopy_batch", "imatcopy_batch", "omatadd_batch", "gels", "gelsd",
+      "gelss", "gelsy", "gesvd", "gesdd", "syev", "syevd", "heev", "heevd", "geqrf", "orgqr", "ungqr", "getri",
+      "getrs", "potri", "potrs", "trtrs", "geev"};
   // Other spellings of the same entry points (red team rt29): MKL's upper-case Fortran aliases
   // (SGEMM, exported by libtorch_cpu), ILP64 suffixes (sgemm_64, sgemm64_), and a vendor's prefix
   // before the C interface (numpy's bundled OpenBLAS: scipy_cblas_sgemm64_).
@@ -320,7 +330,11 @@ const std::vector<std::pair<std::string_view, Names>> kCxxNameRules = {
      {"RecordFunctionGuard", "DisableRecordFunctionGuard", "enableRecordFunction", "isRecordFunctionEnabled",
       "clearCallbacks", "removeCallback", "addGlobalCallback", "addThreadLocalCallback", "hasCallbacks",
       "hasGlobalCallbacks", "hasThreadLocalCallbacks", "clearGlobalCallbacks", "clearThreadLocalCallbacks",
-      "RecordFunctionCallback", "profilerEnabled"}},
+      "RecordFunctionCallback", "profilerEnabled",
+      // a callback switched off by its handle (red team rt35: at::disableCallback(1..63) blinded
+      // kgym's op watch and the profiler, then ATen computed the ReLU under strict)
+      "disableCallback", "reenableCallback", "getStepCallbacks", "getStepCallbacksUnlessEmpty",
+      "set_record_function_seed_for_testing", "RecordFunctionCallbacksEntry", "CallbackHandle"}},
     {"dynamic_code", {"dlopen", "dlsym", "dlmopen", "mprotect", "process_vm_writev", "ptrace"}},
     {"precision_downgrade",
      {"__float2half", "__float2half_rn", "__float2half_rz", "__float2half_rd", "__float2half_ru",

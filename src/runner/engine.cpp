@@ -507,6 +507,14 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     rec.checked = true;
     rec.folder = (build_dir / "torch_extensions").string();
     std::string note;
+    // The C routines torch's own libraries export (MKL, oneDNN, ...), read from the torch the
+    // candidate's process mapped: any of them imported is library compute (policy::torch_c_exports).
+    std::optional<std::set<std::string>> torch_exports;
+    if (const auto dir = runner::mapped_object_dir(c.pid(), "libtorch_cpu.so")) {
+      std::string why;
+      torch_exports = policy::torch_c_exports(dir->string(), &why);
+      if (!torch_exports) note = "torch's exports could not be read (" + why + "); the symbol rules stand alone";
+    }
     for (const auto& o : runner::candidate_objects({build_dir / "torch_extensions", spec.workdir}, c.pid(), &note)) {
       const std::string name = o.path.filename().string();
       if (!link_checked.insert(o.path.string() + (o.replaced ? " replaced" : "")).second) continue;
@@ -531,7 +539,8 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         }
         continue;
       }
-      for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile))
+      for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile,
+                                                                   torch_exports ? &*torch_exports : nullptr))
         rec.findings.push_back({f.rule_id, std::string(policy::to_string(f.severity)), f.message});
       if (const auto needed = policy::needed_libraries(o.path.string()))  // nm read it: readelf does too
         for (const policy::Finding& f : policy::check_needed_libraries(*needed, name, link_profile))
@@ -1455,7 +1464,8 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       v.measurements.load.failure = f;
     } else if (first_reject) {
       v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
-                              "[" + first_reject->rule_id + "] line " + std::to_string(first_reject->line) + ": " +
+                              "[" + first_reject->rule_id + "] " +
+                                  (first_reject->line > 0 ? "line " + std::to_string(first_reject->line) + ": " : "") +
                                   first_reject->message + " (policy profile " + eo.policy_profile +
                                   (eo.policy_profile != "off" ? "; a plain-PyTorch candidate is judged only under --profile off)"
                                                               : ")"));

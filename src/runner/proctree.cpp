@@ -569,4 +569,15 @@ std::vector<CandidateObject> candidate_objects(const std::vector<fs::path>& fold
   return out;
 }
 
+std::optional<fs::path> mapped_object_dir(pid_t pid, std::string_view file_name) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    const fs::path path(line.substr(slash));
+    if (path.filename() == file_name) return path.parent_path();
+  }
+  return std::nullopt;
+}
+
 }  // namespace kgym::runner

@@ -8,8 +8,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kgym::runner {
@@ -177,5 +179,9 @@ struct CandidateObject {
 /// not show `pid`'s memory map, `note` says so and only the files are listed. Sorted by path.
 std::vector<CandidateObject> candidate_objects(const std::vector<std::filesystem::path>& folders, pid_t pid,
                                                std::string* note = nullptr);
+
+/// The folder of the first object `pid` has mapped whose file name is `file_name` (e.g.
+/// "libtorch_cpu.so": torch's `lib` folder, for policy::torch_c_exports), or nullopt.
+std::optional<std::filesystem::path> mapped_object_dir(pid_t pid, std::string_view file_name);
 
 }  // namespace kgym::runner

@@ -434,9 +434,14 @@ TEST(JudgeIntegrity, Float64CrossCheckCatchesReducedPrecision) {
   Verdict v = judge(with_fp64(3e-3, 2e-5));
   EXPECT_EQ(v.outcome, Outcome::incorrect);
   EXPECT_NE(v.messages.front().find("float64"), std::string::npos);
-  // An exact op (ReLU): the floor 64 eps * max|ref64| applies.
+  // An exact op (ReLU), or a reference exact by accumulating in double (ATen's CPU cumsum): the
+  // floor 256 eps * max|ref64| applies. An honest float32 running sum over 32,768 elements is off
+  // by about 84 eps * max|ref64| (red team rt35: rejected under the old floor of 64 eps); a
+  // float16 rounding of the output by about 2048 eps.
   EXPECT_EQ(judge(with_fp64(5e-5, 0)).outcome, Outcome::passed);
-  EXPECT_EQ(judge(with_fp64(2e-4, 0)).outcome, Outcome::incorrect);
+  EXPECT_EQ(judge(with_fp64(84 * 1.1920928955078125e-07 * 10, 0)).outcome, Outcome::passed);
+  EXPECT_EQ(judge(with_fp64(2048 * 1.1920928955078125e-07 * 10, 0)).outcome, Outcome::incorrect);
+  EXPECT_EQ(judge(with_fp64(4e-4, 0)).outcome, Outcome::incorrect);
 }
 
 TEST(JudgeIntegrity, OtherShapeCaseIsLabelled) {

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "../../src/runner/proctree.hpp"
@@ -46,6 +47,10 @@ TEST(LinkCheck, HonestExtensionsImportNothingForbidden) {
                            "fr_std_algo_cout", "fr_pyprint", "rt28_a4_vec_map",
                            // red team rt34: a C++ ReLU walking its input through Tensor::unfold (a view)
                            "fr_unfold_view",
+                           // red team rt35's honest idioms: a direct conv with at::parallel_for, at::vec's
+                           // erf, an OpenMP GEMM, std::partial_sum, AT_DISPATCH softmax, narrow/select
+                           "fr_rt35_conv_direct", "fr_rt35_gelu_vec", "fr_rt35_mm_omp", "fr_rt35_partial_sum",
+                           "fr_rt35_softmax_dispatch", "fr_rt35_sum_narrow",
                            // the three CUDA-L1 level-1 extensions kgym builds (tasks 23, 88, 97;
                            // built here with nvcc 13.0, as on the H200 in session 17's run 3)
                            "cudal1_softmax_cuda_vectorized_multiblock", "cudal1_optimized_gelu_cuda",
@@ -82,7 +87,12 @@ TEST(LinkCheck, RedTeamExtensionsAreRejectedByTheirSymbols) {
       // red team rt34: torch::nn::LinearImpl::forward (ATen's GEMM inside libtorch), and the
       // profiler's state read from c10::ThreadLocalDebugInfo
       {"rt34_nn_linear_forward", "cpp_library_compute"},
-      {"rt34_profiler_state_probe", "introspection"}};
+      {"rt34_profiler_state_probe", "introspection"},
+      // red team rt35: at::disableCallback (kgym's op watch switched off by handle), MKL's
+      // sgemm_batch and its vector math vsTanh (both exported by libtorch_cpu)
+      {"rt35_a_disable_cb", "introspection"},
+      {"rt35_b_mkl_batch", "cpp_library_compute"},
+      {"rt35_b_vml_tanh", "cpp_library_compute"}};
   for (const auto& [name, rule] : expected) {
     const auto found = check_linked_symbols(recorded(name), name, Profile::strict);
     EXPECT_EQ(rules(found), std::vector<std::string>{rule}) << name;
@@ -291,3 +301,45 @@ TEST(LinkCheck, TheOpWatchsSwitchIsTheHarnesss) {
   EXPECT_TRUE(kgym::policy::check_linked_symbols({"malloc"}, "ext.so", kgym::policy::Profile::strict).empty());
 }
 }  // namespace
+
+// A C routine that torch's own libraries export is library compute unless it is torch's plumbing
+// (red team rt35: of libtorch_cpu's ~23,000 MKL exports a list of spellings missed sgemm_batch
+// and vsTanh).
+TEST(LinkCheck, TorchsOwnCExportsAreLibraryComputeButItsPlumbingIsNot) {
+  const std::set<std::string> exports = {"mystery_kernel_f32", "DftiCommitDescriptor", "aoti_torch_get_data_ptr",
+                                         "THPVariableClass", "FLAGS_caffe2_log_level", "cpuinfo_initialize",
+                                         "Sleef_expf8_u10", "_fini"};
+  EXPECT_EQ(rules(check_linked_symbols({"mystery_kernel_f32"}, "x.so", Profile::strict, &exports)),
+            std::vector<std::string>{"cpp_library_compute"});
+  EXPECT_TRUE(check_linked_symbols({"mystery_kernel_f32"}, "x.so", Profile::strict).empty());  // without the set
+  for (const char* ok : {"aoti_torch_get_data_ptr", "THPVariableClass", "FLAGS_caffe2_log_level", "cpuinfo_initialize",
+                         "Sleef_expf8_u10", "_fini", "memcpy"})
+    EXPECT_TRUE(check_linked_symbols({ok}, "x.so", Profile::strict, &exports).empty()) << ok;
+}
+
+// The same on the torch this machine has (python3's): every honest extension passes, rt35's
+// MKL routines do not.
+TEST(LinkCheck, TheRealTorchsExportsRejectNoHonestExtension) {
+  const auto r = kgym::run_process(
+      {"python3", "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))"}, 120000);
+  std::string dir = r.out;
+  while (!dir.empty() && (dir.back() == '\n' || dir.back() == '\r')) dir.pop_back();
+  if (!r.ok() || dir.empty()) GTEST_SKIP() << "python3 cannot import torch here";
+  std::string error;
+  const auto exports = torch_c_exports(dir, &error);
+  ASSERT_TRUE(exports) << error;
+  EXPECT_GT(exports->size(), 10000u);  // MKL alone
+  EXPECT_TRUE(exports->count("sgemm_batch") && exports->count("vsTanh")) << "libtorch_cpu's MKL";
+  for (const char* name : {"honest_cuda_rep", "kgym_cpu_relu_honest", "relu_cpp_ext", "rt26_honest_loop", "rt24_relu_plain",
+                           "rt24_relu_rows", "rt25_own_ns2", "fr_openmp", "fr_parallel_for_dispatch", "fr_std_algo_cout",
+                           "fr_pyprint", "rt28_a4_vec_map", "fr_unfold_view", "cudal1_softmax_cuda_vectorized_multiblock",
+                           "cudal1_optimized_gelu_cuda", "cudal1_cosine_similarity_loss_cuda", "honest_cuda_guard",
+                           "fr_rt35_conv_direct", "fr_rt35_gelu_vec", "fr_rt35_mm_omp", "fr_rt35_partial_sum",
+                           "fr_rt35_softmax_dispatch", "fr_rt35_sum_narrow"})
+    EXPECT_TRUE(check_linked_symbols(recorded(name), name, Profile::strict, &*exports).empty()) << name;
+  // names no list spells: MKL's service and FFT entry points, a packed GEMM's Fortran alias
+  for (const char* hack : {"vmlSetMode", "DftiComputeForward", "SGEMM_PACK", "mkl_sparse_s_mm"})
+    if (exports->count(hack))
+      EXPECT_EQ(rules(check_linked_symbols({hack}, "x.so", Profile::strict, &*exports)),
+                std::vector<std::string>{"cpp_library_compute"}) << hack;
+}
