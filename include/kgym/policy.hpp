@@ -118,9 +118,11 @@ std::vector<Finding> check_linked_symbols(const std::vector<std::string>& symbol
                                           Profile profile, const std::set<std::string>* torch_exports = nullptr);
 
 /// The C (unmangled) symbols defined by the shared objects libtorch* and libc10* in
-/// `torch_lib_dir` (torch's `lib` folder), read with `nm -D --defined-only`; cached per folder for
-/// the process's life. nullopt when the folder holds none or nm cannot run (`error` says why).
-std::optional<std::set<std::string>> torch_c_exports(const std::string& torch_lib_dir, std::string* error = nullptr);
+/// `torch_lib_dir` (torch's `lib` folder), read with `nm -D --defined-only` once per folder and
+/// kept for the process's life (about 28,000 names for torch 2.11: the result points into that
+/// cache, so callers share it without a copy). nullptr when the folder holds none or nm cannot run
+/// (`error` says why).
+const std::set<std::string>* torch_c_exports(const std::string& torch_lib_dir, std::string* error = nullptr);
 
 /// The DT_NEEDED entries (sonames, e.g. "libc10.so", "libcudart.so.13") of one ELF shared object,
 /// read with `readelf -d` (GNU binutils). nullopt when readelf cannot run or fails; `error` says why.

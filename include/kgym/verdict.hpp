@@ -113,6 +113,12 @@ void from_json(const nlohmann::json& j, Verdict& v);
 /// filled by the caller (the engine).
 Verdict judge(const Measurements& m, const JudgeOptions& options = {});
 
+/// Whether a rechecked timed output (an entry of TimingRecord::rechecks) holds as `judge` decides:
+/// a plain tensor with the reference's structure, dtype, shape and device whose values pass the
+/// case's value check (tolerance, float64 rule and precision floor). The engine takes the rows of
+/// those that hold as the spot check's trusted rows (docs/timing.md, "Spot check").
+bool recheck_holds(const CaseRecord& r, const JudgeOptions& options = {});
+
 /// A verdict for an evaluation that ended before anything ran (no_candidate, policy_rejected).
 Verdict verdict_without_run(Outcome outcome, Gate gate, std::string message);
 

@@ -55,7 +55,7 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
                                       "; give a build folder (e.g. ~/.cache/kgym/build/<id>/torch_extensions) or a .so file");
   // torch's own C exports (policy::torch_c_exports), from the torch python3 imports: as in eval,
   // an import of any of them (MKL, oneDNN, ...) is library compute.
-  std::optional<std::set<std::string>> torch_exports;
+  const std::set<std::string>* torch_exports = nullptr;
   {
     const ProcessResult r = run_process(
         {"python3", "-c", "import os, torch; print(os.path.join(os.path.dirname(torch.__file__), 'lib'))"}, 60000);
@@ -79,8 +79,7 @@ int check_built(const std::string& path, policy::Profile profile, bool jsonl) {
       ++rejected;
       continue;
     }
-    auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile,
-                                                 torch_exports ? &*torch_exports : nullptr);
+    auto findings = policy::check_linked_symbols(*symbols, o.filename().string(), profile, torch_exports);
     if (const auto needed = policy::needed_libraries(o.string()))
       for (auto& f : policy::check_needed_libraries(*needed, o.filename().string(), profile)) findings.push_back(std::move(f));
     const bool reject = std::any_of(findings.begin(), findings.end(),

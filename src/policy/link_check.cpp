@@ -325,11 +325,11 @@ std::optional<std::vector<std::string>> undefined_symbols(const std::string& pat
   return out;
 }
 
-std::optional<std::set<std::string>> torch_c_exports(const std::string& torch_lib_dir, std::string* error) {
+const std::set<std::string>* torch_c_exports(const std::string& torch_lib_dir, std::string* error) {
   static std::mutex mu;
   static std::map<std::string, std::set<std::string>> cache;
   std::lock_guard lock(mu);
-  if (auto it = cache.find(torch_lib_dir); it != cache.end()) return it->second;
+  if (auto it = cache.find(torch_lib_dir); it != cache.end()) return &it->second;
   std::error_code ec;
   std::vector<std::filesystem::path> libs;
   for (const auto& e : std::filesystem::directory_iterator(torch_lib_dir, ec)) {
@@ -340,20 +340,20 @@ std::optional<std::set<std::string>> torch_c_exports(const std::string& torch_li
   }
   if (ec || libs.empty()) {
     if (error) *error = "no libtorch*/libc10* shared objects in " + torch_lib_dir;
-    return std::nullopt;
+    return nullptr;
   }
   std::set<std::string> out;
   for (const auto& lib : libs) {
     std::string text;
     const auto lines = binutils_lines({"nm", "-D", "--defined-only", "--format=posix"}, lib.string(), text, error);
-    if (!lines) return std::nullopt;
+    if (!lines) return nullptr;
     for (std::string_view line : *lines) {
       std::string name(line.substr(0, line.find(' ')));
       if (auto at = name.find('@'); at != std::string::npos) name.resize(at);
       if (!name.empty() && !starts(name, "_Z")) out.insert(std::move(name));
     }
   }
-  return cache.emplace(torch_lib_dir, std::move(out)).first->second;
+  return &cache.emplace(torch_lib_dir, std::move(out)).first->second;
 }
 
 std::optional<std::vector<std::string>> needed_libraries(const std::string& path, std::string* error) {

@@ -509,7 +509,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     std::string note;
     // The C routines torch's own libraries export (MKL, oneDNN, ...), read from the torch the
     // candidate's process mapped: any of them imported is library compute (policy::torch_c_exports).
-    std::optional<std::set<std::string>> torch_exports;
+    const std::set<std::string>* torch_exports = nullptr;
     if (const auto dir = runner::mapped_object_dir(c.pid(), "libtorch_cpu.so")) {
       std::string why;
       torch_exports = policy::torch_c_exports(dir->string(), &why);
@@ -539,8 +539,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         }
         continue;
       }
-      for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile,
-                                                                   torch_exports ? &*torch_exports : nullptr))
+      for (const policy::Finding& f : policy::check_linked_symbols(*symbols, name, link_profile, torch_exports))
         rec.findings.push_back({f.rule_id, std::string(policy::to_string(f.severity)), f.message});
       if (const auto needed = policy::needed_libraries(o.path.string()))  // nm read it: readelf does too
         for (const policy::Finding& f : policy::check_needed_libraries(*needed, name, link_profile))
@@ -938,19 +937,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       }
       if (!recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
     }
-    // The round's rechecked calls whose outputs held against the reference (within the case's
-    // tolerance, or within atol of float64 everywhere): the spot check holds the other calls to
-    // the agreement with eager these showed. A row left out only leaves the spot check at its
-    // 1% floor; one kept that the judge fails fails the verdict anyway.
+    // The round's rechecked calls whose outputs held as the judge decides (recheck_holds): the
+    // spot check holds the other calls to the agreement with eager these showed.
     std::vector<int> rechecked;
     for (const CaseRecord& r : cand->rechecks) {
       const int i = r.index - static_cast<int>(offset);
-      if (r.transform != "timed" || i < 0 || i >= round_calls || !r.compared || r.failure || !r.structure_matches ||
-          r.nonfinite_mismatches > 0)
-        continue;
-      const bool exact_to_fp64 = r.fp64_checked && r.mismatches_outside_fp64 == 0 && r.fp64_atol_ratio >= 0 &&
-                                 r.fp64_atol_ratio <= 1.0;
-      if ((r.mismatches == 0 && r.tolerance_ratio <= 1.0) || exact_to_fp64) rechecked.push_back(i);
+      if (r.transform == "timed" && i >= 0 && i < round_calls && r.compared && recheck_holds(r, eo.judge))
+        rechecked.push_back(i);
     }
     // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
     // candidate's process holds them until told that they were copied; they must not sit beside

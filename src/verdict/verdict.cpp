@@ -106,6 +106,11 @@ TimeStats summarize_times(const std::vector<double>& times_ms) {
   return t;
 }
 
+bool recheck_holds(const CaseRecord& r, const JudgeOptions& options) {
+  return r.output_plain_tensor && r.structure_matches && r.dtype_matches && r.shape_matches && r.device_matches &&
+         value_failure(r, options).empty();
+}
+
 Verdict verdict_without_run(Outcome outcome, Gate gate, std::string message) {
   Verdict v;
   v.outcome = outcome;
@@ -308,6 +313,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
       return end(Outcome::contract_violation, Gate::timing, label + ": output does not match the reference (" + r.detail + ")");
     if (std::string why = value_failure(r, options); !why.empty())
       return end(Outcome::incorrect, Gate::timing, label + ": " + why + " (a stale or cached output?)");
+    // (recheck_holds is this loop's test without its messages)
   }
   if (t.spot_unreadable)
     return end(Outcome::contract_violation, Gate::timing,

@@ -859,5 +859,29 @@ TEST(Tolerance, PerDtype) {
   EXPECT_DOUBLE_EQ(default_tolerance("int64").atol, 1e-4);
 }
 
+
+// The engine's spot check trusts the rechecked calls that hold as the judge decides them.
+TEST(JudgeIntegrity, RecheckHoldsAsTheJudgeDecides) {
+  CaseRecord r = good_case(4);
+  r.transform = "timed";
+  EXPECT_TRUE(recheck_holds(r));
+  CaseRecord wrong = r;
+  wrong.mismatches = 100;
+  wrong.tolerance_ratio = 40;
+  EXPECT_FALSE(recheck_holds(wrong));
+  CaseRecord dtype = r;
+  dtype.dtype_matches = false;
+  EXPECT_FALSE(recheck_holds(dtype));
+  CaseRecord subclass = r;
+  subclass.output_plain_tensor = false;
+  EXPECT_FALSE(recheck_holds(subclass));
+  // outside the tolerance but within atol of float64 everywhere (a TF32 reference): holds
+  CaseRecord tf32 = wrong;
+  tf32.fp64_checked = true;
+  tf32.mismatches_outside_fp64 = 0;
+  tf32.fp64_atol_ratio = 0.5;
+  EXPECT_TRUE(recheck_holds(tf32));
+}
+
 }  // namespace
 }  // namespace kgym
