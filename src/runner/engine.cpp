@@ -1091,7 +1091,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       shared_map = nullptr;
       return nlohmann::json();
     }
-    shared_map = {{"path", r->header.value("path", "")}, {"bytes", r->header.value("bytes", std::int64_t{0})}};
+    shared_map = runner::shared_inputs_map(r->header);
     return r->header.value("layout", nlohmann::json());
   };
   if (!gpu && !write_inputs(fresh_seed())) return;

@@ -6,7 +6,11 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <cstdint>
+#include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace kgym::runner {
 
@@ -173,6 +177,15 @@ std::vector<int> recheck_positions(int min_calls, int max_calls, int n, Rng& rng
   for (int k : any)
     if (static_cast<int>(keep.size()) < std::max(1, n) && k != keep.front()) keep.push_back(k);
   return keep;
+}
+
+/// The CPU wall check's shared input file as the candidate is told to map it ({"path", "bytes"}),
+/// from the reference's `wall_inputs` reply (common.SharedInputs). `bytes` is read as a 64-bit
+/// count: N input sets pass 2 GiB (task 89 at --scale 0.1: 2,147,614,720 bytes), and read as an
+/// int it came back negative, so the candidate's mmap failed and an honest cumsum was a
+/// runtime_error (red team rt35).
+inline nlohmann::json shared_inputs_map(const nlohmann::json& reply) {
+  return {{"path", reply.value("path", std::string())}, {"bytes", reply.value("bytes", std::int64_t{0})}};
 }
 
 }  // namespace kgym::runner

@@ -220,3 +220,13 @@ TEST(RecheckPositions, OneEarlyCallAndTheRestAnywhereDistinct) {
   for (int k = 0; k < 100; ++k) EXPECT_GT(seen[static_cast<std::size_t>(k)], 0) << "position " << k << " never drawn";
   EXPECT_EQ(kgym::runner::recheck_positions(5, 3, 9, rng).size(), 5u);  // no more than there are
 }
+
+// The CPU wall check's shared input file over 2 GiB (red team rt35: task 89 at --scale 0.1 wrote
+// 2,147,614,720 bytes; its size read back as an int was negative and the candidate's mmap failed).
+TEST(WallCheck, SharedInputsMapKeepsSizesPast2GiB) {
+  const nlohmann::json reply = {{"ok", true}, {"path", "/tmp/w.bin"}, {"bytes", 2147614720LL}};
+  const nlohmann::json m = kgym::runner::shared_inputs_map(reply);
+  EXPECT_EQ(m.at("path"), "/tmp/w.bin");
+  EXPECT_EQ(m.at("bytes").get<std::int64_t>(), 2147614720LL);
+  EXPECT_EQ(kgym::runner::shared_inputs_map(nlohmann::json::object()).at("bytes").get<std::int64_t>(), 0);
+}
