@@ -30,7 +30,8 @@ def percentile(xs, q):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--kgym", default=str(ROOT / "build" / "kgym"))
+    ap.add_argument("--kgym", default=None,
+                    help="kgym binary (default build/kgym; build/kgym-test for --evaluator scripted, a test double)")
     ap.add_argument("--sessions", type=int, default=64)
     ap.add_argument("--turns", type=int, default=2)
     ap.add_argument("--workers-per-device", type=int, default=2)
@@ -39,6 +40,8 @@ def main():
     ap.add_argument("--deadline", type=float, default=600)
     ap.add_argument("--out", default=str(ROOT / "bench" / "server_load.json"))
     a = ap.parse_args()
+    if a.kgym is None:
+        a.kgym = str(ROOT / "build" / ("kgym-test" if a.evaluator == "scripted" else "kgym"))
 
     suite = ROOT / "examples" / "suite"
     cands = ROOT / "examples" / "candidates"

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "kgym/error.hpp"
+#include "kgym/options.hpp"
 #include "kgym/outcome.hpp"
+#include "kgym/reward.hpp"
 #include "kgym/task.hpp"
 #include "kgym/verdict.hpp"
 
@@ -45,7 +47,7 @@ class RequestError : public Error {
 /// How the prompt is written.
 struct PromptOptions {
   std::string backend = "cuda";            ///< "cuda" (load_inline), "triton" or "cpu" (C++ load_inline)
-  std::string policy_profile = "strict";  ///< "strict" | "hybrid" | "kernelbench" | "off" (docs/policy_rules.md)
+  policy::Profile policy_profile = policy::Profile::strict;  ///< the rules the prompt states (docs/policy_rules.md)
   std::string precision = "fp32";          ///< the precision the outputs must keep
   std::string style = "one_shot";          ///< "one_shot" (KernelBench style, with an example) | "zero_shot"
   int max_turns = 1;                       ///< mentioned in the prompt when > 1
@@ -54,7 +56,7 @@ struct PromptOptions {
 /// Per-episode settings, chosen at reset (defaults from the server's command line).
 struct EpisodeOptions {
   int max_turns = 4;                 ///< submissions allowed; 1 = single-turn (ends after the first)
-  std::string reward = "kevin";      ///< per-turn reward name (returns.hpp: episode_reward_names)
+  RewardName reward;                 ///< per-turn reward (reward.hpp; default kevin)
   std::optional<double> roofline_floor_ms;  ///< the task's roofline floor, needed by `roofline`
   double gamma = 0.4;                ///< discount of the episode's returns
   std::string return_kind = "sum";   ///< "sum" (discounted sum) or "max" (discounted max)

@@ -36,9 +36,11 @@ struct ResetRequest {
   std::optional<std::string> episode_id;  ///< caller-chosen id (must not be open already)
   std::optional<int> max_turns;
   std::optional<bool> single_turn;     ///< true means max_turns = 1
-  std::optional<std::string> reward, return_kind;
+  std::optional<RewardName> reward;
+  std::optional<std::string> return_kind;
   std::optional<double> gamma, roofline_floor_ms;
-  std::optional<std::string> backend, policy_profile, precision, prompt_style;
+  std::optional<policy::Profile> policy_profile;
+  std::optional<std::string> backend, precision, prompt_style;
 };
 
 /// One action of a step.

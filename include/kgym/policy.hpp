@@ -17,23 +17,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kgym/options.hpp"  // Profile
+
 namespace kgym::policy {
 
 /// What a finding does to the candidate: `reject` ends the verdict (policy_rejected), `warn` is
 /// recorded and shown to the model but the candidate still runs.
 enum class Severity { reject, warn };
 
-/// A named rule set.
-///  - strict: all compute in custom kernels (no torch compute op in the forward path).
-///  - hybrid: as strict, but one library GEMM or convolution call is allowed on the forward path.
-///  - kernelbench: the semantics of KernelBench's `kernel_static_checker.py` (its strict checks
-///    reject, its warning checks warn), for numbers comparable with KernelBench's.
-///  - off: only the basic contract (syntax_error, model_new_missing) runs.
-enum class Profile { strict, hybrid, kernelbench, off };
-
-/// "strict" | "hybrid" | "kernelbench" | "off" -> Profile; anything else -> nullopt.
-std::optional<Profile> profile_from_string(std::string_view name);
-std::string_view to_string(Profile profile);
 std::string_view to_string(Severity severity);
 
 /// One rule hit. `line`/`column` are 1-based positions in the candidate's Python source (for a

@@ -1,6 +1,12 @@
 #pragma once
-// Reward functions: pure functions of a verdict, selected by name (`--reward`).
+// Rewards: pure functions of a verdict, in one registry (src/reward/registry.cpp) that `kgym
+// eval`, `kgym serve`, episodes and /metadata all read. A reward is selected by name once, where
+// it enters (a flag, a request option), into a RewardName; the engine and episodes compute it
+// through that value. Adding a reward: its function (a file in src/reward/, declared here) and one
+// line in the registry (docs/rewards.md).
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +14,56 @@
 #include "kgym/verdict.hpp"
 
 namespace kgym {
+
+/// What a reward may need beyond the verdict.
+struct RewardContext {
+  /// The task's roofline floor in ms (max(bytes / bandwidth, FLOPs / peak) from a cost model);
+  /// needed by `roofline`, ignored by the others.
+  std::optional<double> roofline_floor_ms;
+};
+
+/// One registered reward function.
+struct RewardSpec {
+  std::string_view name;     ///< what --reward and options.reward take
+  std::string_view summary;  ///< one line for --help, /metadata readers and docs
+  double (*compute)(const Verdict&, const RewardContext&);
+  bool needs_roofline_floor = false;  ///< RewardContext::roofline_floor_ms must be set (> 0)
+};
+
+/// The registry, in the order /metadata lists it.
+std::span<const RewardSpec> reward_registry();
+
+/// A reward chosen by name; only parse_reward makes one, so holding one means the name is known.
+class RewardName {
+ public:
+  /// "kevin", the default reward.
+  RewardName();
+  std::string_view name() const noexcept { return spec_->name; }
+  const RewardSpec& spec() const noexcept { return *spec_; }
+  bool needs_roofline_floor() const noexcept { return spec_->needs_roofline_floor; }
+  /// The reward of `v`. Throws Error(usage) when the reward needs a roofline floor that `context`
+  /// lacks.
+  double operator()(const Verdict& v, const RewardContext& context = {}) const;
+  bool operator==(const RewardName& o) const noexcept { return spec_ == o.spec_; }
+
+ private:
+  explicit RewardName(const RewardSpec* spec) : spec_(spec) {}
+  friend RewardName parse_reward(std::string_view name, std::string_view option);
+  const RewardSpec* spec_;
+};
+
+/// The reward named `name`. `option` names where the name came from (for the message). Throws
+/// Error(usage): "unknown reward '<name>' (<option>); known: kevin, log_speed, stepped, roofline".
+RewardName parse_reward(std::string_view name, std::string_view option = "--reward");
+
+/// The registered names, in registry order.
+std::vector<std::string> reward_names();
+
+/// parse_reward(name)(v, context): the reward named `name` for one verdict. Throws Error(usage)
+/// for an unknown name (listing the known ones) or a missing roofline floor.
+double compute_reward(std::string_view name, const Verdict& v, const RewardContext& context = {});
+
+// The registered functions (each in its own file of src/reward/).
 
 /// `kevin`: 0.3 * correct + speedup_eager * correct (Kevin, arXiv 2507.11948). A verdict that is
 /// correct but timing_invalid gets 0.3 only (no speed credit for an untrusted time); one whose
@@ -21,11 +77,30 @@ double kevin_reward(const Verdict& v);
 /// exceeds 0.2 (unstable timing). Range [0, 2].
 double log_speed_reward(const Verdict& v);
 
-/// The reward named `name` ("kevin", "log_speed"). Throws Error(usage) for an unknown name,
-/// listing the known ones.
-double compute_reward(std::string_view name, const Verdict& v);
+/// Options of the `stepped` reward.
+struct SteppedOptions {
+  /// A speedup within this relative band around 1 counts as "not faster": faster needs
+  /// speedup_eager > 1 + noise_band.
+  double noise_band = 0.03;
+  /// When true, a built candidate that failed correctness earns a share of the `incorrect` step
+  /// proportional to its passed cases (partial credit for near misses).
+  bool partial_credit = false;
+};
 
-/// Names accepted by compute_reward.
-std::vector<std::string> reward_names();
+/// `stepped`: a reward by steps (../shared/ARCHITECTURE.md §5), range [0, 1]:
+///   0.0  nothing built: no_candidate, policy_rejected, build_failed, task_error;
+///   0.25 built but not correct: runtime_error, timeout, incorrect, contract_violation
+///        (with partial_credit: 0.25 * cases_passed / cases_total, at least 0.1);
+///   0.5  correct but not faster than eager (or timing_invalid: no trusted time);
+///   1.0  correct and faster than eager by more than the noise band.
+double stepped_reward(const Verdict& v, const SteppedOptions& options = {});
+
+/// `roofline`: the fraction of the speed-of-light gap closed, for a passed verdict:
+///   (ref_ms - t_ms) / (ref_ms - floor_ms), clamped to [0, 1],
+/// where ref_ms is the eager reference median, t_ms the candidate median and floor_ms the task's
+/// roofline floor (max(bytes / bandwidth, FLOPs / peak), in ms, from a cost model). 0 for any
+/// verdict that did not pass. When the reference is already at or below the floor, 1 if the
+/// candidate is no slower than the reference, else 0. Throws Error(usage) when floor_ms <= 0.
+double roofline_reward(const Verdict& v, double floor_ms);
 
 }  // namespace kgym

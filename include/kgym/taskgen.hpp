@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/candidate.hpp"
-#include "kgym/engine.hpp"
+#include "kgym/evaluator.hpp"
 #include "kgym/outcome.hpp"
 #include "kgym/task.hpp"
 
@@ -302,7 +302,7 @@ std::vector<std::filesystem::path> export_tasks(const std::vector<GeneratedTask>
                                                 const std::filesystem::path& dir,
                                                 std::string_view layout, bool with_solutions);
 
-// ---- degenerate-task audit (needs the engine) -----------------------------------------------
+// ---- degenerate-task audit (through the Evaluator interface) -------------------------------
 
 /// One trivial answer (or the honest solution) judged on a task.
 struct AuditCheck {
@@ -323,13 +323,13 @@ struct AuditResult {
 };
 
 /// Judges the trivial answers (trivial_candidates) and the honest solution of `t` with `engine`
-/// (correctness only: timing and the policy gate are forced off). Throws Error(worker) only when the
+/// (any Evaluator; `kgym tasks audit` passes the real engine) (correctness only: timing and the policy gate are forced off). Throws Error(worker) only when the
 /// engine's trusted side fails; a candidate's failure is an outcome.
-AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options = {});
+AuditResult audit_task(Evaluator& engine, const GeneratedTask& t, EvalOptions options = {});
 
 /// Audits every task and removes the degenerate ones (rejected at generation); returns the audit
 /// of every task, in order.
-std::vector<AuditResult> reject_degenerate(Engine& engine, std::vector<GeneratedTask>& tasks,
+std::vector<AuditResult> reject_degenerate(Evaluator& engine, std::vector<GeneratedTask>& tasks,
                                            const EvalOptions& options = {});
 
 }  // namespace kgym::taskgen

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/measurement.hpp"
+#include "kgym/options.hpp"
 #include "kgym/outcome.hpp"
 
 namespace kgym {
@@ -35,7 +36,7 @@ struct JudgeOptions {
   /// kernel trace: strict and hybrid require the candidate's own kernels to have run, no CUDA
   /// graph replay, and at most strict_library_share / hybrid_library_share of the traced GPU
   /// time in library/ATen compute kernels. kernelbench and off only record the trace.
-  std::string policy_profile = "off";
+  policy::Profile policy_profile = policy::Profile::off;
   double strict_library_share = 0.10;
   double hybrid_library_share = 1.0;
   /// Float64 cross-check (H21): a float output fails when max |out - ref64| exceeds

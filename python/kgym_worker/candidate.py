@@ -16,9 +16,9 @@ import time
 
 import torch
 
-from . import common, devicecopy, integrity, opwatch, protocol, tensors
-from .reference import flat_slices as _flat_slices
-from .reference import scaled_atol as _scaled_atol
+from . import common, comparison, devicecopy, integrity, opwatch, protocol, tensors
+from .comparison import flat_slices as _flat_slices
+from .comparison import scaled_atol as _scaled_atol
 
 # Captured before any candidate code is imported.
 _type = type
@@ -60,8 +60,13 @@ def _harness_fingerprints():
     """D13: the harness's own functions and the torch/time functions it relies on."""
     import sys
     fp = integrity.Fingerprints().add_torch().add_dispatcher()
-    from . import fastcompare, reference
-    for mod in (common, devicecopy, integrity, protocol, tensors, reference, fastcompare, sys.modules[__name__]):
+    from . import fastcompare
+    mods = [common, comparison, devicecopy, integrity, protocol, tensors, fastcompare, sys.modules[__name__]]
+    # The trusted module is not imported here, but the zygote forked this process with it loaded:
+    # its functions are fingerprinted too when present.
+    if "kgym_worker.reference" in sys.modules:
+        mods.append(sys.modules["kgym_worker.reference"])
+    for mod in mods:
         fp.add_module(mod)
     return fp
 

@@ -232,8 +232,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
                 "PATH is a built shared object or a folder of them (e.g. ~/.cache/kgym/build): run the link check "
                 "(what each imports) instead of the source checks");
   cmd->callback([opts, &exit_code] {
-    auto profile = policy::profile_from_string(opts->profile);
-    if (!profile) throw Error(ErrorKind::usage, "unknown --profile '" + opts->profile + "': use strict, hybrid, kernelbench or off");
+    const auto profile = std::optional<policy::Profile>(parse_profile(opts->profile));
     if (opts->format != "text" && opts->format != "jsonl")
       throw Error(ErrorKind::usage, "unknown --format '" + opts->format + "': use text or jsonl");
     if (opts->built) {

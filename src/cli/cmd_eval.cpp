@@ -139,9 +139,13 @@ void run_eval(EvalArgs& a) {
                                     : ": a folder of candidates needs files named like the tasks (" + wanted +
                                           ", or <task stem>/<name>.py); a .jsonl file needs rows with their task ids"));
   }
-  compute_reward(a.reward, Verdict{});  // validates the name before any work
-  if (!a.profile.empty() && !policy::profile_from_string(a.profile))
-    throw Error(ErrorKind::usage, "unknown --profile '" + a.profile + "': use strict, hybrid, kernelbench or off");
+  // The typed options, parsed once here, before any work.
+  const RewardName reward = parse_reward(a.reward);
+  if (reward.needs_roofline_floor())
+    throw Error(ErrorKind::usage, "--reward " + a.reward + " needs each task's roofline floor, which kgym eval does not "
+                                  "compute; use kevin, log_speed or stepped here (kgym serve gives roofline floors "
+                                  "with --roofline-bandwidth-gbs/--roofline-peak-tflops)");
+  const policy::Profile profile = parse_profile(a.profile.empty() ? "strict" : a.profile);
 
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a verdict then
   // takes minutes and most of a small machine's memory with nothing on screen (fresh-user run,
@@ -158,8 +162,8 @@ void run_eval(EvalArgs& a) {
   EvalOptions& eo = a.eval;
   eo.n_cases = a.cases;
   eo.scale = a.scale;
-  eo.reward = a.reward;
-  eo.policy_profile = a.profile.empty() ? "strict" : a.profile;
+  eo.reward = reward;
+  eo.policy_profile = profile;
   eo.time_candidate = !a.no_timing;
   eo.compile_baseline = a.compile_baseline || (a.device != "cpu" && !a.no_compile_baseline);
   if (a.atol || a.rtol) eo.tolerance = Tolerance{a.atol.value_or(1e-4), a.rtol.value_or(1e-4)};
@@ -227,8 +231,8 @@ void run_eval(EvalArgs& a) {
   // The manifest is written when the evaluation starts (finished: null) and completed at the
   // end, so a run killed midway still says what it was judging and how.
   auto manifest_patch = [&](std::size_t evaluated, bool finished, nlohmann::json environment) {
-    nlohmann::json eo_json = {{"cases", eo.n_cases}, {"scale", eo.scale}, {"reward", eo.reward},
-                              {"policy_profile", eo.policy_profile}, {"timing", eo.time_candidate},
+    nlohmann::json eo_json = {{"cases", eo.n_cases}, {"scale", eo.scale}, {"reward", eo.reward.name()},
+                              {"policy_profile", policy::to_string(eo.policy_profile)}, {"timing", eo.time_candidate},
                               {"compile_baseline", eo.compile_baseline}, {"transforms", eo.transforms},
                               {"warmup", eo.timing.warmup}, {"min_calls", eo.timing.min_calls},
                               {"max_calls", eo.timing.max_calls}, {"budget_ms", eo.timing.budget_ms}};
@@ -297,7 +301,7 @@ void run_eval(EvalArgs& a) {
     const nlohmann::json p = j.value("provenance", nlohmann::json::object());
     auto differs = [&](const char* key, const nlohmann::json& now) { return p.contains(key) && p[key] != now; };
     return differs("candidate_sha256", sha256_hex(e.candidate.code)) || differs("task_sha256", sha256_hex(e.task.source)) ||
-           differs("policy_profile", eo.policy_profile) || differs("scale", eo.scale) || differs("device", a.device);
+           differs("policy_profile", policy::to_string(eo.policy_profile)) || differs("scale", eo.scale) || differs("device", a.device);
   };
   for (auto& e : evals) {
     if (done.count({e.task.id, e.candidate.id}) && out_of_date(kept.at({e.task.id, e.candidate.id}), e)) {
@@ -409,10 +413,12 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tasks", a->tasks, "Task ids, globs or levels (L1, L1/19, L1/19_ReLU, '*ReLU*')")->delimiter(',');
   cmd->add_option("--device", a->device, "cpu, cuda or cuda:N")->capture_default_str()->check(CLI::Validator(
       [](std::string& v) {
-        const bool ok = v == "cpu" || v == "cuda" ||
-                        (v.starts_with("cuda:") && v.size() > 5 &&
-                         v.find_first_not_of("0123456789", 5) == std::string::npos);
-        return ok ? std::string() : "bad --device '" + v + "': use cpu, cuda or cuda:N";
+        try {
+          parse_device(v, "--device");
+          return std::string();
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
       },
       "DEVICE"));
   cmd->add_option("--out", a->out, "Verdicts JSONL file (default kgym-verdicts.jsonl)");
@@ -431,7 +437,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile,--policy-profile", a->profile,
                   "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md); "
                   "off for the built-in default run");
-  cmd->add_option("--reward", a->reward, "Reward function: kevin or log_speed")->capture_default_str();
+  cmd->add_option("--reward", a->reward, "Reward function: kevin, log_speed or stepped (docs/rewards.md)")->capture_default_str();
   cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");

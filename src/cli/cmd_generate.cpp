@@ -29,17 +29,16 @@ struct GenerateArgs {
 void run_generate(GenerateArgs& a) {
   if (a.gen.model.empty()) throw Error(ErrorKind::usage, "--model is required (the name the endpoint serves)");
   const Endpoint endpoint = parse_endpoint(a.endpoint);
-  if (!policy::profile_from_string(a.profile))
-    throw Error(ErrorKind::usage, "unknown --profile '" + a.profile + "': use strict, hybrid, kernelbench or off");
+  const policy::Profile profile = parse_profile(a.profile);
   const Suite suite = load_suite(a.suite);
   const std::vector<Task> tasks = select_tasks(suite, a.tasks);
   a.gen.token_budget = a.token_budget;
   a.gen.episode.max_turns = a.gen.turns;
-  a.gen.episode.prompt.policy_profile = a.profile;
+  a.gen.episode.prompt.policy_profile = profile;
   if (a.backend.empty()) a.backend = a.device == "cpu" ? "cpu" : "cuda";
   a.gen.episode.prompt.backend = a.backend;
   a.gen.eval.n_cases = a.cases;
-  a.gen.eval.policy_profile = a.profile;
+  a.gen.eval.policy_profile = profile;
   a.gen.eval.time_candidate = !a.no_timing;
   const char* key = std::getenv(a.api_key_env.c_str());
   ChatClient client(endpoint, key ? key : "", a.timeout_s, a.retry);

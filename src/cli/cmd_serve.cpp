@@ -5,6 +5,7 @@
 #include <fstream>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -17,10 +18,21 @@
 #include "kgym/gym.hpp"
 #include "kgym/returns.hpp"
 #include "kgym/server.hpp"
+#include "kgym/options.hpp"
+#include "kgym/paths.hpp"
+#include "kgym/reward.hpp"
 #include "kgym/task.hpp"
+#include "kgym/taskgen.hpp"
 
 namespace kgym::cli {
 namespace {
+
+/// The evaluators `--evaluator` names: "engine", and what register_evaluator added.
+std::map<std::string, EvaluatorFactory>& evaluators() {
+  static std::map<std::string, EvaluatorFactory> known = {
+      {"engine", [](const EngineOptions& eo) { return make_engine_evaluator(eo); }}};
+  return known;
+}
 
 struct ServeArgs {
   std::string host = "127.0.0.1";
@@ -73,48 +85,65 @@ std::map<std::string, double> roofline_floors(const Suite& suite, double bandwid
   return floors;
 }
 
-/// "cpu" | "cuda" | "cuda:0,cuda:1" -> device names. Throws Error(usage) for anything else.
-std::vector<std::string> parse_devices(const std::string& spec) {
-  std::vector<std::string> out;
+/// "cpu" | "cuda" | "cuda:0,cuda:1" -> devices (parse_device each). Throws Error(usage) for anything else.
+std::vector<Device> parse_devices(const std::string& spec) {
+  std::vector<Device> out;
   std::stringstream in(spec);
-  for (std::string d; std::getline(in, d, ',');) {
-    bool cuda_n = d.rfind("cuda:", 0) == 0 && d.size() > 5 && d.find_first_not_of("0123456789", 5) == std::string::npos;
-    if (d != "cpu" && d != "cuda" && !cuda_n) {
-      throw Error(ErrorKind::usage, "--devices: unknown device \"" + d + "\"; use cpu, cuda or cuda:0,cuda:1,...");
-    }
-    out.push_back(d);
-  }
+  for (std::string d; std::getline(in, d, ',');) out.push_back(parse_device(d, "--devices"));
   if (out.empty()) throw Error(ErrorKind::usage, "--devices is empty; use cpu or cuda:0,...");
   return out;
 }
 
+/// The built-in default suite, as `kgym eval` runs it without --suite: the examples' tasks
+/// (examples/suite, root `suite.root`) and the generated default suite (kgym tasks list).
+Suite builtin_suite() {
+  Suite suite = load_suite(install_root() / "examples" / "suite");
+  std::set<std::string> ids;
+  for (const auto& t : suite.tasks) ids.insert(t.id);
+  for (auto& e : taskgen::default_suite_evaluations())
+    if (ids.insert(e.task.id).second) suite.tasks.push_back(std::move(e.task));
+  return suite;
+}
+
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw Error(ErrorKind::usage, "--port must be 0..65535");
-  if (a.evaluator != "engine" && a.evaluator != "scripted") {
-    throw Error(ErrorKind::usage, "--evaluator must be engine or scripted (a test double)");
+  if (!evaluators().count(a.evaluator)) {
+    std::string known;
+    for (const auto& [name, make] : evaluators()) known += (known.empty() ? "" : ", ") + name;
+    throw Error(ErrorKind::usage, "unknown --evaluator '" + a.evaluator + "': use " + known +
+                                      " (the scripted test double is in the tests' build/kgym-test)");
   }
-  Suite suite = load_suite(a.suite);
+  // The typed options, parsed once here, before any worker starts.
+  const RewardName reward = parse_reward(a.reward);
+  const policy::Profile profile = parse_profile(a.policy_profile);
+  const std::vector<Device> parsed_devices = parse_devices(a.devices);
+  Suite suite;
+  if (a.suite.empty()) {
+    suite = builtin_suite();
+    std::fprintf(stderr, "kgym serve: no --suite given: serving the built-in default (the examples in %s and the "
+                         "generated default suite, %zu tasks; `kgym tasks list`)\n",
+                 suite.root.c_str(), suite.tasks.size());
+  } else {
+    suite = load_suite(a.suite);
+  }
   std::vector<Scheduler::Device> devices;
-  for (const auto& d : parse_devices(a.devices)) {
-    if (a.evaluator == "scripted") {
-      devices.push_back({d, std::shared_ptr<Evaluator>(make_scripted_evaluator())});
-    } else {
-      EngineOptions eo;
-      eo.device = d;
-      eo.python = a.python;
-      eo.build_jobs = std::max(1, a.workers_per_device);
-      eo.verbose = a.verbose;
-      devices.push_back({d, std::shared_ptr<Evaluator>(make_engine_evaluator(eo))});
-    }
+  for (const Device& device : parsed_devices) {
+    const std::string d = device.name();
+    EngineOptions eo;
+    eo.device = d;
+    eo.python = a.python;
+    eo.build_jobs = std::max(1, a.workers_per_device);
+    eo.verbose = a.verbose;
+    devices.push_back({d, std::shared_ptr<Evaluator>(evaluators().at(a.evaluator)(eo))});
   }
   GymConfig config;
   config.episode.max_turns = a.max_turns;
-  config.episode.reward = a.reward;
+  config.episode.reward = reward;
   config.episode.gamma = a.gamma;
   config.episode.return_kind = a.return_kind;
   config.episode.max_code_bytes = a.max_code_bytes;
   config.episode.prompt.backend = !a.backend.empty() ? a.backend : (devices.front().name == "cpu" ? "cpu" : "cuda");
-  config.episode.prompt.policy_profile = a.policy_profile;
+  config.episode.prompt.policy_profile = profile;
   config.eval.n_cases = a.n_cases;
   config.eval.scale = a.scale;
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a turn then takes
@@ -128,7 +157,7 @@ void run_serve(const ServeArgs& a) {
                            "65536 or more); on the CPU a turn can take minutes and many GB of memory: --scale 0.05 "
                            "shrinks every size constant to 5%%\n", static_cast<std::size_t>(large), suite.tasks.size());
   }
-  config.eval.reward = a.reward == "kevin" || a.reward == "log_speed" ? a.reward : "kevin";
+  config.eval.policy_profile = profile;  // each turn takes its episode's (Gym::step)
   config.max_episodes = a.max_episodes;
   auto floors = std::make_shared<std::map<std::string, double>>(
       roofline_floors(suite, a.roofline_bandwidth_gbs, a.roofline_peak_tflops));
@@ -168,6 +197,8 @@ void run_serve(const ServeArgs& a) {
 
 }  // namespace
 
+void register_evaluator(const std::string& name, EvaluatorFactory factory) { evaluators()[name] = std::move(factory); }
+
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand("serve", "Serve the RL environment over HTTP and WebSocket (OpenEnv protocol)");
@@ -175,8 +206,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--port", args->port, "Port (0: any free port, printed at start)")->capture_default_str();
   cmd->add_option("--devices", args->devices, "cpu, cuda, or cuda:0,cuda:1,... (one engine per device)")->capture_default_str();
   cmd->add_option("--workers-per-device", args->workers_per_device, "Concurrent evaluations per device")->capture_default_str();
-  cmd->add_option("--suite", args->suite, "Task suite directory (KernelBench layout or flat)")->required();
-  cmd->add_option("--evaluator", args->evaluator, "engine (real judging) or scripted (deterministic test double)")->capture_default_str();
+  cmd->add_option("--suite", args->suite, "Task suite directory (KernelBench layout or flat); default: the built-in default suite, as in eval");
+  cmd->add_option("--evaluator", args->evaluator, "engine (real judging; the tests' build/kgym-test adds scripted, a deterministic test double)")->capture_default_str();
   cmd->add_option("--python", args->python, "Python interpreter with torch for the engine")->capture_default_str();
   cmd->add_option("--max-turns", args->max_turns, "Default turns per episode (1 = single-turn)")->capture_default_str();
   cmd->add_option("--reward", args->reward, "Default reward: kevin, log_speed, stepped, roofline")->capture_default_str();

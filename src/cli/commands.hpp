@@ -2,13 +2,29 @@
 // Subcommands of build/kgym. Each lives in cmd_<name>.cpp and registers itself on the app; the
 // callback runs the command and returns the process exit code through `exit_code`.
 
+#include <functional>
+#include <memory>
+#include <string>
+
 #include <CLI/CLI.hpp>
+
+#include "kgym/engine.hpp"
 
 namespace kgym::cli {
 
 /// Exit codes: 0 ok, 1 the command ran and found failures (e.g. `check` rejected a candidate),
 /// 2 usage or input error, 3 internal or worker error.
 inline constexpr int kExitOk = 0, kExitFindings = 1, kExitInput = 2, kExitInternal = 3;
+
+/// Parses the command line, runs the command, translates errors into a message and an exit code.
+int run_cli(int argc, char** argv);
+
+/// Makes the evaluator of one device for `kgym serve --evaluator NAME`.
+using EvaluatorFactory = std::function<std::unique_ptr<Evaluator>(const EngineOptions&)>;
+/// Adds an evaluator `kgym serve --evaluator NAME` offers. build/kgym has only "engine"; the
+/// tests' build/kgym-test adds "scripted", a test double (tests/support/scripted_evaluator.hpp).
+/// Call before run_cli.
+void register_evaluator(const std::string& name, EvaluatorFactory factory);
 
 void add_eval_command(CLI::App& app, int& exit_code);
 /// `kgym check`: the policy gate on candidate files or JSONL rows (cmd_check.cpp).

@@ -19,14 +19,9 @@ Episode::Episode(std::string id, Task task, EpisodeOptions options)
     throw RequestError(RequestProblem::malformed,
                        "return must be \"sum\" or \"max\", got \"" + options_.return_kind + "\"");
   }
-  const auto names = episode_reward_names();
-  if (std::find(names.begin(), names.end(), options_.reward) == names.end()) {
+  if (options_.reward.needs_roofline_floor() && !(options_.roofline_floor_ms && *options_.roofline_floor_ms > 0)) {
     throw RequestError(RequestProblem::malformed,
-                       "unknown reward `" + options_.reward + "`; known: kevin, log_speed, stepped, roofline");
-  }
-  if (options_.reward == "roofline" && !(options_.roofline_floor_ms && *options_.roofline_floor_ms > 0)) {
-    throw RequestError(RequestProblem::malformed,
-                       "reward `roofline` needs a roofline floor for task " + task_.id +
+                       "reward `" + std::string(options_.reward.name()) + "` needs a roofline floor for task " + task_.id +
                            "; pass options.roofline_floor_ms or choose kevin, log_speed or stepped");
   }
   options_.prompt.max_turns = options_.max_turns;
@@ -77,7 +72,7 @@ Observation Episode::record_submission(std::string code, Verdict verdict) {
   t.code = std::move(code);
   t.feedback = make_feedback(verdict);
   t.feedback_text = render_feedback(t.feedback, options_.feedback_chars);
-  t.reward = episode_reward(options_.reward, verdict, options_.roofline_floor_ms);
+  t.reward = options_.reward(verdict, RewardContext{options_.roofline_floor_ms});
   t.verdict = std::move(verdict);
   turns_.push_back(std::move(t));
   if (turns_used() >= options_.max_turns) finish();
@@ -148,7 +143,7 @@ EpisodeState Episode::state() const {
   s.turns_used = turns_used();
   s.max_turns = options_.max_turns;
   s.done = done_;
-  s.reward_name = options_.reward;
+  s.reward_name = options_.reward.name();
   for (const auto& t : turns_) {
     s.turns.push_back({t.index, t.verdict.outcome, t.reward, t.verdict.speedup_eager, summarize_feedback(t.feedback)});
   }

@@ -117,21 +117,20 @@ std::string backend_phrase(const std::string& backend) {
   throw Error(ErrorKind::usage, "unknown backend `" + backend + "`; use cuda, triton or cpu");
 }
 
-std::string profile_rules(const std::string& profile) {
-  if (profile == "kernelbench") {
+std::string profile_rules(policy::Profile profile) {
+  if (profile == policy::Profile::kernelbench) {
     return "- You may replace some operators and keep others; operator fusion and algorithmic "
            "changes are welcome.\n";
   }
-  if (profile == "hybrid") {
+  if (profile == policy::Profile::hybrid) {
     return "- Library calls are allowed only for the main GEMM or convolution; every other "
            "operator must be your own kernel.\n";
   }
-  if (profile == "strict") {
+  if (profile == policy::Profile::strict) {
     return "- Every computation must run in your own kernels: no torch compute operators in "
            "forward().\n";
   }
-  if (profile == "off") return "";
-  throw Error(ErrorKind::usage, "unknown policy profile `" + profile + "`; use strict, hybrid, kernelbench or off");
+  return "";  // off
 }
 
 }  // namespace
@@ -145,7 +144,7 @@ std::string build_prompt(const Task& task, const PromptOptions& o) {
   std::string p;
   p += "You write " + kernels + " that replace the PyTorch operators in the given architecture "
        "to make it faster while computing the same function.\n\n";
-  p += "Rules (policy profile `" + o.policy_profile + "`):\n";
+  p += "Rules (policy profile `" + std::string(policy::to_string(o.policy_profile)) + "`):\n";
   p += profile;
   p += "- Keep the outputs in " + o.precision + ": same dtype, shape and device as the reference; "
        "no lower-precision shortcuts.\n";

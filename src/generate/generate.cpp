@@ -200,7 +200,7 @@ GenerateStats generate_run(const fs::path& run_dir, const std::vector<Task>& tas
                                    {"history_tokens", o.episode.history_tokens},
                                    {"backend", o.episode.prompt.backend},
                                    {"prompt_style", o.episode.prompt.style},
-                                   {"policy_profile", o.episode.prompt.policy_profile},
+                                   {"policy_profile", policy::to_string(o.episode.prompt.policy_profile)},
                                    {"first_prompt_sha256", prompt_hash},
                                    {"last_phase", phase}}}});
   if (fatal) std::rethrow_exception(fatal);

@@ -20,24 +20,6 @@ using detail::PythonSyntax;
 using detail::type;
 using detail::valid;
 
-std::optional<Profile> profile_from_string(std::string_view name) {
-  if (name == "strict") return Profile::strict;
-  if (name == "hybrid") return Profile::hybrid;
-  if (name == "kernelbench") return Profile::kernelbench;
-  if (name == "off") return Profile::off;
-  return std::nullopt;
-}
-
-std::string_view to_string(Profile profile) {
-  switch (profile) {
-    case Profile::strict: return "strict";
-    case Profile::hybrid: return "hybrid";
-    case Profile::kernelbench: return "kernelbench";
-    case Profile::off: return "off";
-  }
-  return "strict";
-}
-
 std::string_view to_string(Severity severity) { return severity == Severity::reject ? "reject" : "warn"; }
 
 void to_json(nlohmann::json& j, const Finding& f) {

@@ -497,7 +497,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // extensions are built and mapped then; a rejection ends the verdict before any case) and
   // again before the verdict (an extension built or loaded in a call). Triton's cache is not
   // among the folders: Triton builds its launchers there itself, and they load libcuda by dlopen.
-  const policy::Profile link_profile = policy::profile_from_string(eo.policy_profile).value_or(policy::Profile::strict);
+  const policy::Profile link_profile = eo.policy_profile;
   std::set<std::string> link_checked;
   const policy::Rule* dynamic_rule = policy::find_rule("dynamic_code");
   const auto dynamic_severity = dynamic_rule ? dynamic_rule->in(link_profile) : std::nullopt;
@@ -1354,7 +1354,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // (H200: the ReLU's back-to-back calls took 0.24 ms instead of 0.06 ms). The profiler's
   // start-up (seconds, CPU) runs outside the device lock; the traced calls run under it.
   LaunchRecord launch;
-  if (worker_device == "cpu" && eo.policy_profile != "strict" && eo.policy_profile != "hybrid") {
+  if (worker_device == "cpu" && eo.policy_profile != policy::Profile::strict &&
+      eo.policy_profile != policy::Profile::hybrid) {
     launch.skipped = "cpu: no kernel trace";
   } else {
     nlohmann::json tseeds = nlohmann::json::array();
@@ -1410,6 +1411,8 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
 }
 Engine::~Engine() = default;
 
+std::string Engine::describe() const { return "engine " + impl_->options.device; }
+
 nlohmann::json Engine::environment() {
   std::lock_guard device(impl_->device_mutex);
   impl_->reference_worker();
@@ -1419,16 +1422,14 @@ nlohmann::json Engine::environment() {
 Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOptions& eo) {
   if (eo.n_cases < 1) throw Error(ErrorKind::usage, "--cases must be at least 1");
   if (!(eo.scale > 0)) throw Error(ErrorKind::usage, "--scale must be positive");
-  const auto profile = policy::profile_from_string(eo.policy_profile);
-  if (!profile)
-    throw Error(ErrorKind::usage, "unknown policy profile '" + eo.policy_profile + "': use strict, hybrid, kernelbench or off");
+  const std::string profile_name(policy::to_string(eo.policy_profile));
   Verdict v;
   if (cand.empty()) {
     v = verdict_without_run(Outcome::no_candidate, Gate::none,
                             "no candidate code (empty or \"None\"): nothing to judge");
   } else {
     // Gate 1: policy, from the source alone, before anything of the candidate runs.
-    policy::PolicyContext ctx{*profile, policy::infer_task_dtype(task.source), task.source};
+    policy::PolicyContext ctx{eo.policy_profile, policy::infer_task_dtype(task.source), task.source};
     const policy::PolicyReport report = policy::check_candidate(cand.code, ctx);
     const policy::Finding* first_reject = nullptr;
     for (const auto& f : report.findings)
@@ -1459,8 +1460,8 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       v = verdict_without_run(Outcome::policy_rejected, Gate::policy,
                               "[" + first_reject->rule_id + "] " +
                                   (first_reject->line > 0 ? "line " + std::to_string(first_reject->line) + ": " : "") +
-                                  first_reject->message + " (policy profile " + eo.policy_profile +
-                                  (eo.policy_profile != "off" ? "; a plain-PyTorch candidate is judged only under --profile off)"
+                                  first_reject->message + " (policy profile " + profile_name +
+                                  (eo.policy_profile != policy::Profile::off ? "; a plain-PyTorch candidate is judged only under --profile off)"
                                                               : ")"));
     } else {
       v = impl_->run(task, cand, eo);
@@ -1470,12 +1471,12 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       for (const LinkFinding& f : v.measurements.link->findings)
         v.policy_findings.push_back({{"rule_id", f.rule_id}, {"severity", f.severity}, {"message", f.message},
                                      {"line", 0}, {"column", 0}, {"snippet", ""}, {"gate", "link"}});
-    v.provenance["policy_profile"] = eo.policy_profile;
+    v.provenance["policy_profile"] = profile_name;
   }
   v.task_id = task.id;
   v.candidate_id = cand.id;
-  v.reward_name = eo.reward;
-  v.reward = compute_reward(eo.reward, v);
+  v.reward_name = eo.reward.name();
+  v.reward = eo.reward(v, eo.reward_context);
   v.provenance["kgym"] = KGYM_VERSION;
   v.provenance["device"] = impl_->options.device;
   v.provenance["scale"] = eo.scale;

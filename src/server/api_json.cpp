@@ -77,12 +77,18 @@ ResetRequest parse_reset(const json& body) {
   r.episode_id = opt<std::string>(body, "episode_id", "a string");
   r.max_turns = opt<int>(options, "max_turns", "an integer");
   r.single_turn = opt<bool>(options, "single_turn", "a boolean");
-  r.reward = opt<std::string>(options, "reward", "a string");
+  // The typed options, parsed once here (one error text each: options.hpp, reward.hpp).
+  try {
+    if (auto name = opt<std::string>(options, "reward", "a string")) r.reward = parse_reward(*name, "options.reward");
+    if (auto name = opt<std::string>(options, "policy_profile", "a string"))
+      r.policy_profile = parse_profile(*name, "policy_profile");
+  } catch (const Error& e) {
+    malformed(e.what());
+  }
   r.return_kind = opt<std::string>(options, "return", "\"sum\" or \"max\"");
   r.gamma = opt<double>(options, "gamma", "a number");
   r.roofline_floor_ms = opt<double>(options, "roofline_floor_ms", "a number");
   r.backend = opt<std::string>(options, "backend", "a string");
-  r.policy_profile = opt<std::string>(options, "policy_profile", "a string");
   r.precision = opt<std::string>(options, "precision", "a string");
   r.prompt_style = opt<std::string>(options, "prompt_style", "a string");
   return r;

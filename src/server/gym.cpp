@@ -148,6 +148,7 @@ Observation Gym::step(const std::string& episode_id, const Action& action, const
   auto started = std::chrono::steady_clock::now();
   EvalOptions eval = config_.eval;
   eval.reward = slot->episode.options().reward;
+  eval.reward_context.roofline_floor_ms = slot->episode.options().roofline_floor_ms;
   eval.policy_profile = slot->episode.options().prompt.policy_profile;
   auto ticket = scheduler_.submit(episode_id, std::move(task), std::move(candidate), std::move(eval));
   while (!ticket->wait_for(std::chrono::milliseconds(50))) {

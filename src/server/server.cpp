@@ -140,7 +140,7 @@ struct Server::Impl {
             {"readme_content", nullptr},
             {"documentation_url", "docs/server.md"},
             {"actions", {"submit_kernel", "inspect_evaluation", "finalize"}},
-            {"rewards", episode_reward_names()},
+            {"rewards", reward_names()},
             {"devices", scheduler.describe()},
             {"tasks", tasks}};
   }

@@ -17,7 +17,7 @@ nlohmann::json AuditResult::to_json() const {
   return j;
 }
 
-AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions options) {
+AuditResult audit_task(Evaluator& engine, const GeneratedTask& t, EvalOptions options) {
   options.time_candidate = false;
   options.compile_baseline = false;
   // The trivial answers are written for the task's own output shape, so the extra case at other
@@ -26,7 +26,7 @@ AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions optio
   options.other_shape = false;
   // The audit judges the task, not the candidates' style: trivial answers and the plain-PyTorch
   // honest solution must reach the correctness gate, so the policy gate is off here.
-  options.policy_profile = "off";
+  options.policy_profile = policy::Profile::off;
   AuditResult result;
   result.task_id = t.task.id;
   auto candidates = trivial_candidates(t);
@@ -45,7 +45,7 @@ AuditResult audit_task(Engine& engine, const GeneratedTask& t, EvalOptions optio
   return result;
 }
 
-std::vector<AuditResult> reject_degenerate(Engine& engine, std::vector<GeneratedTask>& tasks,
+std::vector<AuditResult> reject_degenerate(Evaluator& engine, std::vector<GeneratedTask>& tasks,
                                            const EvalOptions& options) {
   std::vector<AuditResult> results;
   results.reserve(tasks.size());

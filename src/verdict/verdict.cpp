@@ -326,7 +326,8 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   // Launch gate (D14) on the kernel trace: decoys and library compute, per policy profile.
   if (m.launch && m.launch->traced) {
     const LaunchRecord& l = *m.launch;
-    const bool strict = options.policy_profile == "strict", hybrid = options.policy_profile == "hybrid";
+    const bool strict = options.policy_profile == policy::Profile::strict,
+               hybrid = options.policy_profile == policy::Profile::hybrid;
     if (strict || hybrid) {
       if (l.own_ms <= 0)
         return end(Outcome::policy_rejected, Gate::launch,
@@ -338,11 +339,11 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
       if (share > limit)
         return end(Outcome::policy_rejected, Gate::launch,
                    fmt::format("[launch] {:.0f}% of the GPU compute time is in library/ATen kernels (profile {} allows {:.0f}%)",
-                               100 * share, options.policy_profile, 100 * limit));
+                               100 * share, policy::to_string(options.policy_profile), 100 * limit));
       if (l.graph_launches > 0)
         return end(Outcome::policy_rejected, Gate::launch,
                    fmt::format("[launch] {} CUDA graph replay(s) in the traced calls (not allowed by profile {})",
-                               l.graph_launches, options.policy_profile));
+                               l.graph_launches, policy::to_string(options.policy_profile)));
     }
     if (l.outside_window > 0)
       return end(Outcome::timing_invalid, Gate::timing,
@@ -351,7 +352,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   }
   // The ATen backstop of the launch gate: under strict, no ATen compute op may run in the call
   // (the op watch on every timed, wall-clock and traced call, on CPU and GPU; else the CPU op trace).
-  if (m.launch && m.launch->aten_traced && options.policy_profile == "strict" && m.launch->aten_compute_calls > 0) {
+  if (m.launch && m.launch->aten_traced && options.policy_profile == policy::Profile::strict && m.launch->aten_compute_calls > 0) {
     std::string ops;
     for (const auto& o : m.launch->aten_ops)
       if (o.value("category", "") == "compute" && ops.size() < 160)

@@ -29,7 +29,9 @@ def get_init_inputs():
 '''
 
 
-def kgym_binary() -> Path:
+def kgym_binary(scripted: bool = False) -> Path:
+    if scripted:  # the scripted evaluator is a test double: only the tests' build/kgym-test has it
+        return Path(os.environ.get("KGYM_TEST_BIN", ROOT / "build" / "kgym-test"))
     return Path(os.environ.get("KGYM_BIN", ROOT / "build" / "kgym"))
 
 
@@ -37,7 +39,7 @@ class ServerProcess:
     """A running `kgym serve`; `url` is its base URL."""
 
     def __init__(self, args, timeout=60.0):
-        binary = kgym_binary()
+        binary = kgym_binary(scripted="scripted" in args)
         if not binary.exists():
             pytest.skip(f"{binary} is not built")
         self.proc = subprocess.Popen([str(binary), "serve", "--port", "0", *args], stdout=subprocess.PIPE,

@@ -40,10 +40,10 @@ Measurements passing_cpu() {
 
 TEST(CpuOpGate, ComputeOpsRejectUnderStrictOnly) {
   JudgeOptions strict, hybrid, off, kb;
-  strict.policy_profile = "strict";
-  hybrid.policy_profile = "hybrid";
-  off.policy_profile = "off";
-  kb.policy_profile = "kernelbench";
+  strict.policy_profile = policy::Profile::strict;
+  hybrid.policy_profile = policy::Profile::hybrid;
+  off.policy_profile = policy::Profile::off;
+  kb.policy_profile = policy::Profile::kernelbench;
   Measurements glue = passing_cpu();
   EXPECT_EQ(judge(glue, strict).outcome, Outcome::passed);
   Measurements hidden = passing_cpu();
@@ -59,7 +59,7 @@ TEST(CpuOpGate, ComputeOpsRejectUnderStrictOnly) {
   EXPECT_EQ(v.policy_findings[0]["gate"], "launch");
   EXPECT_EQ(v.policy_findings[0]["message"], v.messages.front());
   EXPECT_TRUE(judge(glue, strict).policy_findings.empty());
-  for (const auto& o : {hybrid, off, kb}) EXPECT_EQ(judge(hidden, o).outcome, Outcome::passed) << o.policy_profile;
+  for (const auto& o : {hybrid, off, kb}) EXPECT_EQ(judge(hidden, o).outcome, Outcome::passed) << policy::to_string(o.policy_profile);
   // Without the op trace (aten_traced false) nothing is decided.
   hidden.launch->aten_traced = false;
   EXPECT_EQ(judge(hidden, strict).outcome, Outcome::passed);

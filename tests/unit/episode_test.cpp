@@ -63,7 +63,7 @@ Verdict build_failed(const std::string& log) {
 EpisodeOptions stepped_options(int max_turns) {
   EpisodeOptions o;
   o.max_turns = max_turns;
-  o.reward = "stepped";
+  o.reward = parse_reward("stepped");
   o.gamma = 0.4;
   return o;
 }
@@ -190,7 +190,7 @@ TEST(Episode, RejectsBadOptions) {
   EpisodeOptions o = stepped_options(0);
   EXPECT_THROW(Episode("x", relu_task(), o), RequestError);
   o = stepped_options(2);
-  o.reward = "roofline";  // no floor
+  o.reward = parse_reward("roofline");  // no floor
   EXPECT_THROW(Episode("x", relu_task(), o), RequestError);
   o.roofline_floor_ms = 0.5;
   EXPECT_NO_THROW(Episode("x", relu_task(), o));

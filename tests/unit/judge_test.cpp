@@ -747,9 +747,9 @@ TEST(JudgeIntegrity, LaunchGatePerProfile) {
     return m;
   };
   JudgeOptions strict, hybrid, off;
-  strict.policy_profile = "strict";
-  hybrid.policy_profile = "hybrid";
-  off.policy_profile = "off";
+  strict.policy_profile = policy::Profile::strict;
+  hybrid.policy_profile = policy::Profile::hybrid;
+  off.policy_profile = policy::Profile::off;
   // Decoy: the custom kernel never ran, all time in ATen.
   Verdict decoy = judge(traced(0, 1.0, 0, 0), strict);
   EXPECT_EQ(decoy.outcome, Outcome::policy_rejected);

@@ -53,11 +53,11 @@ TEST(RooflineReward, FractionOfGapClosed) {
 
 TEST(EpisodeReward, ResolvesNamesAndRejectsUnknown) {
   Verdict v = verdict(Outcome::passed, 2.0);
-  EXPECT_EQ(episode_reward("stepped", v), 1.0);
-  EXPECT_NEAR(episode_reward("roofline", v, 0.25), (1.0 - 0.5) / (1.0 - 0.25), 1e-12);
-  EXPECT_THROW(episode_reward("roofline", v), Error);
+  EXPECT_EQ(compute_reward("stepped", v), 1.0);
+  EXPECT_NEAR(compute_reward("roofline", v, {0.25}), (1.0 - 0.5) / (1.0 - 0.25), 1e-12);
+  EXPECT_THROW(compute_reward("roofline", v), Error);
   try {
-    episode_reward("speedy", v);
+    compute_reward("speedy", v);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("stepped"), std::string::npos);

@@ -59,7 +59,29 @@ TEST(Reward, LogSpeed) {
 TEST(Reward, ByName) {
   EXPECT_DOUBLE_EQ(compute_reward("kevin", passed(1.0)), 1.3);
   EXPECT_THROW(compute_reward("nope", passed(1.0)), Error);
-  EXPECT_EQ(reward_names().size(), 2u);
+  // One registry: the names eval, serve and episodes accept (and /metadata lists) are the same
+  // four, and each computes through parse_reward.
+  EXPECT_EQ(reward_names(), (std::vector<std::string>{"kevin", "log_speed", "stepped", "roofline"}));
+  EXPECT_DOUBLE_EQ(compute_reward("stepped", passed(2.0)), 1.0);
+  EXPECT_DOUBLE_EQ(compute_reward("log_speed", passed(4.0)), 2.0);
+  EXPECT_NEAR(compute_reward("roofline", passed(2.0), {0.25}), 0.0, 1e-12);  // no runtimes in passed(): 0
+}
+
+TEST(Reward, ParsedOnceWithOneErrorText) {
+  const RewardName r = parse_reward("stepped");
+  EXPECT_EQ(r.name(), "stepped");
+  EXPECT_FALSE(r.needs_roofline_floor());
+  EXPECT_TRUE(parse_reward("roofline").needs_roofline_floor());
+  EXPECT_EQ(RewardName().name(), "kevin");  // the default
+  try {
+    parse_reward("speedy", "options.reward");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::usage);
+    EXPECT_EQ(std::string(e.what()),
+              "unknown reward 'speedy' (options.reward); known: kevin, log_speed, stepped, roofline");
+  }
+  EXPECT_THROW(parse_reward("roofline")(passed(1.0)), Error);  // no floor in the context
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ struct Fixture {
     scheduler = std::make_unique<Scheduler>(std::vector<Scheduler::Device>{{"cpu", evaluator}}, workers);
     GymConfig config;
     config.episode.max_turns = 3;
-    config.episode.reward = "stepped";
+    config.episode.reward = parse_reward("stepped");
     config.episode.max_code_bytes = max_code_bytes;
     gym = std::make_unique<Gym>(suite(), *scheduler, config);
     server = std::make_unique<Server>(*gym, *scheduler, ServerConfig{});

@@ -1,10 +1,11 @@
 // The scripted evaluator: a deterministic test double that reads its verdict from the code
-// (evaluator.hpp). Used by tests and load tests, selected by `kgym serve --evaluator scripted`.
+// (scripted_evaluator.hpp). Used by tests and load tests through build/kgym-test's
+// `kgym serve --evaluator scripted`.
 #include <chrono>
 #include <sstream>
 #include <thread>
 
-#include "kgym/evaluator.hpp"
+#include "scripted_evaluator.hpp"
 
 namespace kgym {
 namespace {
@@ -31,7 +32,7 @@ class ScriptedEvaluator final : public Evaluator {
     Verdict v;
     v.task_id = task.id;
     v.candidate_id = candidate.id;
-    v.reward_name = options.reward;
+    v.reward_name = options.reward.name();
     v.provenance = {{"evaluator", "scripted"}};
     const std::string& code = candidate.code;
     if (code.find_first_not_of(" \t\r\n") == std::string::npos || code == "None") {
