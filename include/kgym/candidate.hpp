@@ -16,7 +16,9 @@ namespace kgym {
 struct Candidate {
   std::string id;       ///< unique within a run, e.g. "19_ReLU" or "h100_level1.jsonl:9"
   std::string task_id;  ///< the task it targets, e.g. "L1/19_ReLU"
-  std::string code;     ///< Python source defining `ModelNew`; empty means no candidate
+  std::string code;     ///< the candidate's source (for kernelbench_module: Python defining `ModelNew`); empty means no candidate
+  /// The candidate's format (format.hpp): how gate 1 reads `code` and how the worker loads it.
+  std::string format = "kernelbench_module";
   /// A reference carried with the candidate (CUDA-L1's `ref_code`): when set, this is the
   /// task's reference for this candidate instead of the suite's file.
   std::optional<std::string> ref_code;
@@ -40,7 +42,8 @@ struct Evaluation {
 /// Loads candidates and pairs them with tasks.
 ///  - DIR: `<stem>.py`, `level<N>/<stem>.py` or `<stem>/<any name>.py` files (the last form holds
 ///    several candidates for one task); each is matched to the suite task with that stem. Files with no matching task are an Error(input) naming them.
-///  - FILE.jsonl: one object per line, either kgym's `{"task_id", "code", "candidate_id"?}` or
+///  - FILE.jsonl: one object per line, either kgym's `{"task_id", "code", "candidate_id"?, "format"?}`
+///    ("format": a registered candidate format, format.hpp; default kernelbench_module) or
 ///    CUDA-L1's `{"level_id", "task_id": <number>, "custom_code", "ref_code"}`; a CUDA-L1 row's
 ///    task id is the suite's "L<level>/<number>_..." when a suite is given, else "L<level>/<number>".
 ///  - FILE.py: that one candidate, for the task named by its stem (DIR/19_ReLU.py) or else by its

@@ -7,7 +7,6 @@ reference outputs or the verdict. Requests (``op``): load, run_case, time (``aud
 aten operator's kernels checked too), wall (``calibrate``: the request without the calls), wall_output,
 release, warm_profiler (its reply carries ``tampered``), trace, exit.
 """
-import ast
 import contextlib
 import os
 import sys
@@ -16,7 +15,7 @@ import time
 
 import torch
 
-from . import common, comparison, devicecopy, integrity, opwatch, protocol, tensors
+from . import common, comparison, devicecopy, formats, integrity, opwatch, protocol, tensors
 from .comparison import flat_slices as _flat_slices
 from .comparison import scaled_atol as _scaled_atol
 
@@ -61,7 +60,8 @@ def _harness_fingerprints():
     import sys
     fp = integrity.Fingerprints().add_torch().add_dispatcher()
     from . import fastcompare
-    mods = [common, comparison, devicecopy, integrity, protocol, tensors, fastcompare, sys.modules[__name__]]
+    mods = [common, comparison, devicecopy, integrity, protocol, tensors, fastcompare, formats,
+            *formats.LOADERS.values(), sys.modules[__name__]]
     # The trusted module is not imported here, but the zygote forked this process with it loaded:
     # its functions are fingerprinted too when present.
     if "kgym_worker.reference" in sys.modules:
@@ -126,19 +126,16 @@ class CandidateExecutor:
     def load(self, req, blobs):
         rec = {"ok": False, "parsed": False, "model_new_defined": False}
         source = req["candidate_source"]
-        t0 = _perf()
         try:
-            tree = ast.parse(source)
-        except SyntaxError as exc:
-            rec["failure"] = {"stage": "parse", "type": "SyntaxError",
-                              "message": f"line {exc.lineno}, column {exc.offset}: {exc.msg}",
-                              "traceback": ""}
+            fmt = formats.loader(req.get("format", formats.DEFAULT))
+        except ValueError as exc:
+            rec["failure"] = {"stage": "parse", "type": "ValueError", "message": str(exc), "traceback": ""}
             return rec
-        rec["parsed"] = True
-        rec["parse_ms"] = (_perf() - t0) * 1e3
-        rec["model_new_defined"] = any(
-            isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body)
-        if not rec["model_new_defined"]:
+        t0 = _perf()
+        go_on = fmt.parse(source, rec)
+        if rec["parsed"]:
+            rec["parse_ms"] = (_perf() - t0) * 1e3
+        if not go_on:
             return rec
         t0 = _perf()
         try:
@@ -152,9 +149,7 @@ class CandidateExecutor:
             rec["failure"] = common.failure("task", exc)
             return rec
         try:
-            module = common.load_module(source, "kgym_candidate", self.workdir)
-            if not isinstance(getattr(module, "ModelNew", None), _type):
-                raise TypeError("ModelNew is not a class after import")
+            built = fmt.build(source, self.workdir)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a build counts too
             rec["failure"] = common.failure("import", exc, self._log_tail())
             return rec
@@ -162,7 +157,7 @@ class CandidateExecutor:
         t0 = _perf()
         try:
             common.seed_all(int(req["init_seed"]))
-            self.model = module.ModelNew(*init_inputs).to(self.device)
+            self.model = fmt.construct(built, init_inputs, self.device)
             common.synchronize(self.device)
         except BaseException as exc:  # noqa: BLE001
             rec["failure"] = common.failure("init", exc, self._log_tail())

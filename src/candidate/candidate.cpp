@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "kgym/error.hpp"
+#include "kgym/format.hpp"
 
 namespace kgym {
 namespace fs = std::filesystem;
@@ -130,11 +131,19 @@ std::vector<Evaluation> load_jsonl(const fs::path& file, const Suite* suite,
                                         ", and the row has no ref_code); check --suite");
     }
     ev.candidate.task_id = ev.task.id;
+    if (row.contains("format")) {  // the candidate format (format.hpp); default kernelbench_module
+      if (!row["format"].is_string()) throw Error(ErrorKind::input, where + ": \"format\" must be a string");
+      try {
+        ev.candidate.format = std::string(find_format(row["format"].get<std::string>()).name);
+      } catch (const Error& e) {
+        throw Error(ErrorKind::input, where + ": " + e.what());
+      }
+    }
     ev.candidate.id = row.contains("candidate_id") && row["candidate_id"].is_string()
                           ? row["candidate_id"].get<std::string>()
                           : name + ":" + std::to_string(number);
     for (auto it = row.begin(); it != row.end(); ++it)
-      if (it.key() != "custom_code" && it.key() != "ref_code" && it.key() != "code")
+      if (it.key() != "custom_code" && it.key() != "ref_code" && it.key() != "code" && it.key() != "format")
         ev.candidate.extra[it.key()] = it.value();
     if (matches_any(ev.task, patterns)) out.push_back(std::move(ev));
   }

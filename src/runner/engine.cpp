@@ -24,6 +24,7 @@
 #include "kgym/hash.hpp"
 #include "kgym/paths.hpp"
 #include "kgym/policy.hpp"
+#include "kgym/format.hpp"
 #include "kgym/reward.hpp"
 #include "kgym/subprocess.hpp"
 #include "cpu_group.hpp"
@@ -449,6 +450,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     build_slots.acquire();
     try {
       Message r = c.request({{"op", "load"},
+                             {"format", cand.format},
                              {"candidate_source", cand.code},
                              {"task_source", task.source},
                              {"scale", eo.scale},
@@ -1429,8 +1431,9 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
                             "no candidate code (empty or \"None\"): nothing to judge");
   } else {
     // Gate 1: policy, from the source alone, before anything of the candidate runs.
+    const CandidateFormat& cand_format = find_format(cand.format);  // Error(usage) for an unknown one
     policy::PolicyContext ctx{eo.policy_profile, policy::infer_task_dtype(task.source), task.source};
-    const policy::PolicyReport report = policy::check_candidate(cand.code, ctx);
+    const policy::PolicyReport report = cand_format.policy_check(cand.code, ctx);
     const policy::Finding* first_reject = nullptr;
     for (const auto& f : report.findings)
       if (f.severity == policy::Severity::reject && !first_reject) first_reject = &f;
@@ -1439,7 +1442,7 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
       // `off` profile records no findings of its own).
       policy::PolicyContext located = ctx;
       located.profile = policy::Profile::strict;
-      const policy::PolicyReport syntax = policy::check_candidate(cand.code, located);
+      const policy::PolicyReport syntax = cand_format.policy_check(cand.code, located);
       const policy::Finding* at = nullptr;
       for (const auto& f : syntax.findings)
         if (f.rule_id == "syntax_error" && !at) at = &f;
