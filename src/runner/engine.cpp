@@ -303,16 +303,12 @@ struct Engine::Impl {
 
   explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
     check_worker_environment();
-    const std::string& d = options.device;
-    if (d == "cpu") {
+    const Device device = parse_device(options.device);  // Error(usage) for a bad name (options.hpp)
+    if (device.is_cpu()) {
       worker_device = "cpu";
-    } else if (d == "cuda" || d.starts_with("cuda:")) {
-      worker_device = "cuda:0";
-      visible_gpu = d == "cuda" ? "0" : d.substr(5);
-      if (visible_gpu.empty() || visible_gpu.find_first_not_of("0123456789") != std::string::npos)
-        throw Error(ErrorKind::usage, "bad --device '" + d + "': use cpu, cuda or cuda:N");
     } else {
-      throw Error(ErrorKind::usage, "bad --device '" + d + "': use cpu, cuda or cuda:N");
+      worker_device = "cuda:0";
+      visible_gpu = device.index ? std::to_string(*device.index) : "0";
     }
     if (options.python_dir.empty()) options.python_dir = install_root() / "python";
     if (!fs::exists(options.python_dir / "kgym_worker" / "zygote.py"))

@@ -1,5 +1,6 @@
 """Every reward `/metadata` advertises, end to end through `kgym serve` with the real engine on
-the CPU, and each policy profile, with `--scale` reaching the engine.
+the CPU, and each policy profile, with `--scale` reaching the engine; the server runs without
+--suite, so it serves the built-in default suite.
 Usage: serve_rewards.py KGYM ROOT. Every request has a timeout; the server is always stopped.
 
 The honest ReLU below raises on the unscaled input (16 x 4096), so it passes only when the
@@ -52,8 +53,8 @@ def expected(reward, fb):
     raise AssertionError(f"/metadata lists a reward this test does not know: {reward}; add its formula here")
 
 
-proc = subprocess.Popen([kgym, "serve", "--port", "0", "--devices", "cpu", "--suite", str(root / "examples" / "suite"),
-                         "--cases", "2", "--scale", "0.25", "--policy-profile", "off", "--max-turns", "1"],
+# No --suite: the built-in default suite (examples/suite and the generated default suite), as eval.
+proc = subprocess.Popen([kgym, "serve", "--port", "0", "--devices", "cpu", "--cases", "2", "--scale", "0.25", "--policy-profile", "off", "--max-turns", "1"],
                         stdout=subprocess.PIPE, text=True)
 try:
     line = proc.stdout.readline()
@@ -69,7 +70,9 @@ try:
             assert time.monotonic() < deadline, "no /health"
             time.sleep(0.2)
     c = KgymClient(url, timeout=300)
-    rewards = c.metadata()["rewards"]
+    meta = c.metadata()
+    assert "L1/19_ReLU" in meta["tasks"] and any(t.startswith("gen/") for t in meta["tasks"]), meta["tasks"]
+    rewards = meta["rewards"]
     assert set(rewards) >= {"kevin", "log_speed", "stepped", "roofline"}, rewards
     for reward in rewards:
         r = c.reset(task_id="L1/19_ReLU", reward=reward, roofline_floor_ms=FLOOR_MS)
@@ -81,8 +84,8 @@ try:
         assert abs(turn.reward - expected(reward, fb)) < 1e-9, (reward, turn.reward, expected(reward, fb), fb)
 
     # Each profile reaches the engine's policy gate: the plain-PyTorch candidate is judged under
-    # off (above) and rejected with rule ids under strict and hybrid.
-    for profile in ("strict", "hybrid"):
+    # off (above) and rejected with rule ids under the three that ask for custom kernels.
+    for profile in ("strict", "hybrid", "kernelbench"):
         r = c.reset(task_id="L1/19_ReLU", policy_profile=profile, reward="stepped")
         turn = c.submit_kernel(r.episode_id, HONEST_SCALED)
         fb = turn.feedback
@@ -90,10 +93,6 @@ try:
         assert fb["outcome"] == "policy_rejected" and fb["policy_hits"], turn.observation["feedback_text"]
         assert f"policy profile {profile}" in fb["messages"][0], fb["messages"]
         assert turn.reward == 0.0
-    r = c.reset(task_id="L1/19_ReLU", policy_profile="kernelbench", reward="kevin")
-    turn = c.submit_kernel(r.episode_id, HONEST_SCALED)
-    print(f"kernelbench: {turn.feedback['outcome']} {turn.feedback['messages'][:1]}")
-    assert turn.feedback["outcome"] == KERNELBENCH_OUTCOME, turn.observation["feedback_text"]
     print("serve rewards ok")
 finally:
     proc.send_signal(signal.SIGTERM)
