@@ -162,6 +162,16 @@ struct TimingRecord {
   /// requests with the calls (GPU, where its floor could bind) in wall_check_timed_ms. A
   /// diagnostic of the floor's noise; the judge reads only wall_check_ms.
   std::vector<double> wall_check_calibrations_ms, wall_check_own_calibrations_ms, wall_check_timed_ms;
+  /// CPU device: the wall check's paired differences (ms, all N calls each): request k of this
+  /// side minus the mean of the reference's calibrations just before and after it, on the clock
+  /// the check used (runner::WallCheckSeries::differences). The candidate and each baseline get
+  /// their requests between the same calibrations, so element k of each side pairs with element
+  /// k of the other (the judge's like-for-like wall basis and its interval,
+  /// kgym::paired_ratio_interval). Set by the supervisor only; empty when not measured.
+  std::vector<double> wall_check_paired_ms;
+  /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
+  /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
+  std::vector<int> round_calls;
   /// Median event time (ms) of empty timing windows in the same process (start event,
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).
