@@ -966,7 +966,13 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
         // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
         // timing phase (H200, session 15).
-        nlohmann::json req = {{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(per)},
+        // The same number of timed calls as the candidate's round, on its seeds (issue 33: the
+        // same windows for every side). With an adaptive stop of its own, eager stopped after 5
+        // quiet calls where the candidate, whose rechecked calls copy their inputs first, ran 50,
+        // so the two medians came from other stretches of a drifting machine.
+        TimingOptions same = per;
+        if (round_calls > 0) same.min_calls = same.max_calls = round_calls;
+        nlohmann::json req = {{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(same)},
                               {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
                               {"own_floor", round == rounds - 1}};
         // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot

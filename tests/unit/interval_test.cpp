@@ -56,11 +56,12 @@ TEST(Interval, DeterministicAndRefusesMismatchedRounds) {
 TEST(Interval, PairedWallDifferencesAndTheirResolution) {
   // Paired requests: both sides moved together by drift (the same calibrations).
   const std::vector<double> drift = {0.0, 3.0, -2.0, 5.0, 1.0, -1.0};
+  const std::vector<double> jitter = {0.3, -0.2, 0.1, -0.3, 0.2, -0.1};
   std::vector<double> eager, same, half;
-  for (double d : drift) {
-    eager.push_back(10.0 + d);
-    same.push_back(10.2 + d);
-    half.push_back(5.0 + d / 2);
+  for (std::size_t k = 0; k < drift.size(); ++k) {
+    eager.push_back(10.0 + drift[k]);
+    same.push_back(10.0 + drift[k] + jitter[k]);  // the same calls, their own noise
+    half.push_back(5.0 + drift[k] / 2);
   }
   const auto a = paired_ratio_interval(eager, same, 0.5);
   ASSERT_TRUE(a);
