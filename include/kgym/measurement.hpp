@@ -131,7 +131,8 @@ struct TimingRecord {
   /// CPU device: a pessimistic figure for the same N calls (ms): the largest paired difference
   /// of a timed request and its neighbouring calibrations, at least twice the resolution
   /// (runner::WallCheckSeries::upper). The judge takes it instead of wall_check_ms when the
-  /// candidate's timer reads far below the wall check; 0 on the GPU.
+  /// candidate's timer reads far below the wall check and eager's side of the check is missing
+  /// (else the like-for-like rule: docs/timing.md); 0 on the GPU.
   double wall_check_upper_ms = 0;
   /// CPU device: where the candidate's CPU time in the wall check comes from: "cgroup" (a control
   /// group holding all its processes, exited ones included: runner::CpuGroup) or "proc" (the sum
