@@ -1400,24 +1400,18 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     timing.wall_check_clock = "wall";  // (the supervisor's, whatever the candidate's reply said)
   }
   timing.wall_check_host_ms = host_ms;
-  // CPU: the baselines' records of the same check, on the clock the candidate's used (both
-  // sides on one clock, or both on the wall clock when a busy reading of either failed), and
-  // every side's paired differences for the judge's like-for-like comparison.
+  // CPU: the baselines' records of the same check, on the clock the candidate's used, and
+  // every side's paired differences for the judge's like-for-like comparison. A baseline whose
+  // busy reading failed where the candidate's worked gets no pairs (the judge then keeps the
+  // one-sided rule): the candidate is never moved off the busy clock, which charges its helpers.
   if (!gpu) {
-    const bool busy = cpu_busy;
-    bool all_busy = busy;
-    for (int b = 0; b < 2; ++b)
-      for (double x : baseline_timed_busy[b]) all_busy = all_busy && x >= 0;
+    const bool all_busy = cpu_busy;
     const runner::WallCheckSeries& cal = all_busy ? cpu : wall;
     timing.wall_check_paired_ms = cal.differences();
-    if (busy && !all_busy) {
-      timing.wall_check_paired_ms = wall.differences();
-      timing.wall_check_ms = wall.calls_ms(false);
-      timing.wall_check_spread_ms = wall.resolution();
-      timing.wall_check_upper_ms = wall.upper();
-      timing.wall_check_clock = "wall";
-    }
     for (int b = 0; b < 2; ++b) {
+      if (all_busy && std::any_of(baseline_timed_busy[b].begin(), baseline_timed_busy[b].end(),
+                                  [](double x) { return x < 0; }))
+        continue;
       auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
       const auto& timeds = all_busy ? baseline_timed_busy[b] : baseline_timed_wall[b];
       if (!baseline_ok[b] || !rec || baseline_wall_missing[b] || timeds.size() != cal.timeds.size()) continue;
