@@ -105,6 +105,7 @@ struct Feedback {
   std::optional<CaseFeedback> failing_case;
   std::optional<TimingFeedback> timing;
   std::optional<double> speedup_eager, speedup_compile;
+  std::optional<Interval> speedup_eager_ci, speedup_compile_ci;  ///< the verdict's 95% intervals
 };
 
 /// Builds the feedback of a verdict. The log excerpt keeps at most `log_chars` characters,

@@ -131,7 +131,8 @@ struct TimingRecord {
   /// CPU device: a pessimistic figure for the same N calls (ms): the largest paired difference
   /// of a timed request and its neighbouring calibrations, at least twice the resolution
   /// (runner::WallCheckSeries::upper). The judge takes it instead of wall_check_ms when the
-  /// candidate's timer reads far below the wall check; 0 on the GPU.
+  /// candidate's timer reads far below the wall check and eager's side of the check is missing
+  /// (else the like-for-like rule: docs/timing.md); 0 on the GPU.
   double wall_check_upper_ms = 0;
   /// CPU device: where the candidate's CPU time in the wall check comes from: "cgroup" (a control
   /// group holding all its processes, exited ones included: runner::CpuGroup) or "proc" (the sum
@@ -162,6 +163,16 @@ struct TimingRecord {
   /// requests with the calls (GPU, where its floor could bind) in wall_check_timed_ms. A
   /// diagnostic of the floor's noise; the judge reads only wall_check_ms.
   std::vector<double> wall_check_calibrations_ms, wall_check_own_calibrations_ms, wall_check_timed_ms;
+  /// CPU device: the wall check's paired differences (ms, all N calls each): request k of this
+  /// side minus the mean of the reference's calibrations just before and after it, on the clock
+  /// the check used (runner::WallCheckSeries::differences). The candidate and each baseline get
+  /// their requests between the same calibrations, so element k of each side pairs with element
+  /// k of the other (the judge's like-for-like wall basis and its interval,
+  /// kgym::paired_ratio_interval). Set by the supervisor only; empty when not measured.
+  std::vector<double> wall_check_paired_ms;
+  /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
+  /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
+  std::vector<int> round_calls;
   /// Median event time (ms) of empty timing windows in the same process (start event,
   /// device-wide sync, end event; GPU only, else 0): the fixed cost the device-wide sync adds to
   /// every timed call. The judge subtracts the trusted reference worker's value (docs/timing.md).

@@ -11,6 +11,12 @@
 
 namespace kgym {
 
+/// The speedup that fast_p compares with p: the lower bound of the verdict's 95% interval when it
+/// has one (KernelBench issue #166: a candidate counts as faster than p only when its interval
+/// clears p), else the point speedup. nullopt without a speedup. `compile` picks the
+/// torch.compile baseline instead of eager.
+std::optional<double> fast_p_speedup(const Verdict& v, bool compile = false);
+
 /// Aggregate over verdicts (one per candidate).
 struct Summary {
   int total = 0;

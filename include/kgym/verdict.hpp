@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kgym/interval.hpp"
 #include "kgym/measurement.hpp"
 #include "kgym/options.hpp"
 #include "kgym/outcome.hpp"
@@ -98,6 +99,11 @@ struct Verdict {
   std::optional<double> compile_runtime_ms;///< torch.compile reference median
   std::optional<double> speedup_eager;     ///< ref_runtime_ms / runtime_ms, when correct
   std::optional<double> speedup_compile;   ///< compile_runtime_ms / runtime_ms, when correct
+  /// 95% confidence intervals of the speedups ([lo, hi] in JSON; docs/timing.md, "Speedup and
+  /// its interval"): a two-stage bootstrap over the interleaved rounds of the ratio of medians
+  /// (kgym::ratio_of_medians_interval), on the CPU the hull of that and the like-for-like wall
+  /// check's interval (kgym::paired_ratio_interval). An interval holding 1.0 is no measurable change.
+  std::optional<Interval> speedup_eager_ci, speedup_compile_ci;
   double reward = 0;
   std::string reward_name;
   std::vector<std::string> messages;       ///< human-readable reasons, first one is the headline

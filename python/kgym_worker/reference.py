@@ -486,11 +486,13 @@ class ReferenceWorker:
         output of the reference's shape. The supervisor times this request and subtracts it from
         the candidate's (docs/timing.md, "Wall-clock floor").
 
-        With ``call`` ("eager" or "compile", GPU): the same request with that baseline's calls on
-        the inputs and their outputs kept and committed to, exactly as the candidate's timed
-        request does; the supervisor times it too, and the baseline's floor is this request minus
-        the calibration, by the same clock and rule as the candidate's (before, the baselines'
-        floor came from this process's own loop: an identical matmul at 256x256 got 1.28x)."""
+        With ``call`` ("eager" or "compile"): the same request with that baseline's calls on the
+        inputs and their outputs kept and committed to, exactly as the candidate's timed request
+        does; the supervisor times it too, by the same clock and rule as the candidate's. GPU: the
+        baseline's floor (before, it came from this process's own loop: an identical matmul at
+        256x256 got 1.28x). CPU: the baseline's side of the like-for-like wall check (issue 33),
+        on the inputs of the shared file when ``shared`` (the candidate's request's very sets),
+        each output copied into the arena and hashed at once, as the candidate's timed request."""
         task = self.tasks[req["key"]]
         kind = req.get("call")
         if kind in ("eager", "compile"):
@@ -499,8 +501,14 @@ class ReferenceWorker:
                 return {"ok": True, "unsupported": f"no {kind} baseline in this task"}
             n, seed = int(req["n"]), int(req["seed"])
             commits, keep = common.Commitments(), []
-            common.wall_calls(model, self._timed_inputs(task), seed, n, True, self.device,
-                              sync_each=bool(req.get("sync_each", False)), keep=keep, commit=commits,
+            make_args, arena = self._timed_inputs(task), None
+            if not self.device.startswith("cuda"):
+                if req.get("shared") and self._shared is not None and len(self._wall_layout) >= n:
+                    layout, shared = self._wall_layout, self._shared
+                    make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
+                arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
+            common.wall_calls(model, make_args, seed, n, True, self.device,
+                              sync_each=bool(req.get("sync_each", False)), keep=keep, arena=arena, commit=commits,
                               guard=common.HarnessGuard())
             commits.done()
             return {"ok": True}  # (the N kept outputs' memory goes back after the reply: serve)

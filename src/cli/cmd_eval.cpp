@@ -437,7 +437,7 @@ void add_eval_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--profile,--policy-profile", a->profile,
                   "Policy profile: strict (default), hybrid, kernelbench or off (see docs/policy_rules.md); "
                   "off for the built-in default run");
-  cmd->add_option("--reward", a->reward, "Reward function: kevin, log_speed or stepped (docs/rewards.md)")->capture_default_str();
+  cmd->add_option("--reward", a->reward, "Reward function: kevin, log_speed or stepped, optionally :noise_gate=on|off for kevin and log_speed (docs/rewards.md)")->capture_default_str();
   cmd->add_option("--atol", a->atol, "Absolute tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--rtol", a->rtol, "Relative tolerance for float32 outputs (default 1e-4)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");

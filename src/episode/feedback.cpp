@@ -66,6 +66,8 @@ Feedback make_feedback(const Verdict& v, std::size_t log_chars) {
   f.messages = v.messages;
   f.speedup_eager = v.speedup_eager;
   f.speedup_compile = v.speedup_compile;
+  f.speedup_eager_ci = v.speedup_eager_ci;
+  f.speedup_compile_ci = v.speedup_compile_ci;
   for (const auto& j : v.policy_findings) {
     if (!j.is_object()) continue;
     PolicyHit hit;
@@ -132,6 +134,7 @@ std::string summarize_feedback(const Feedback& f) {
   }
   if (f.outcome == Outcome::passed && f.speedup_eager) {
     s += ", " + fmt_num(*f.speedup_eager) + "x vs eager";
+    if (f.speedup_eager_ci && f.speedup_eager_ci->holds(1.0)) s += " (no measurable change)";
   } else if (f.failing_case && f.failing_case->mismatches > 0) {
     s += "; max abs error " + fmt_num(f.failing_case->max_abs_error);
   } else if (!f.policy_hits.empty()) {
@@ -178,8 +181,20 @@ std::string render_feedback(const Feedback& f, std::size_t max_chars) {
     if (t.ref_runtime_ms) out << "; eager " << fmt_num(*t.ref_runtime_ms) << " ms";
     if (t.compile_runtime_ms) out << "; torch.compile " << fmt_num(*t.compile_runtime_ms) << " ms";
     out << ".";
-    if (f.speedup_eager) out << " Speedup " << fmt_num(*f.speedup_eager) << "x vs eager";
-    if (f.speedup_compile) out << ", " << fmt_num(*f.speedup_compile) << "x vs torch.compile";
+    // (with its 95% interval; one holding 1.0 is no measurable change: docs/timing.md)
+    auto ci = [&](const std::optional<Interval>& c) {
+      if (!c) return;
+      out << " (95% interval " << fmt_num(c->lo) << "-" << fmt_num(c->hi)
+          << (c->holds(1.0) ? ": no measurable change)" : ")");
+    };
+    if (f.speedup_eager) {
+      out << " Speedup " << fmt_num(*f.speedup_eager) << "x vs eager";
+      ci(f.speedup_eager_ci);
+    }
+    if (f.speedup_compile) {
+      out << ", " << fmt_num(*f.speedup_compile) << "x vs torch.compile";
+      ci(f.speedup_compile_ci);
+    }
     out << "\n";
   }
   if (!f.log_excerpt.empty()) out << "Log:\n" << f.log_excerpt << "\n";

@@ -43,7 +43,11 @@ bool built(const Verdict& v) {
 
 bool passed(const Verdict& v) { return v.outcome == Outcome::passed; }
 
-bool fast_than(const Verdict& v, double p) { return passed(v) && v.speedup_eager && *v.speedup_eager > p; }
+// (fast_p_speedup: the interval's lower bound must clear p, KernelBench#166)
+bool fast_than(const Verdict& v, double p) {
+  const auto s = fast_p_speedup(v);
+  return passed(v) && s && *s > p;
+}
 
 /// Ordering of verdicts within an attempt's turns: passed (by eager speedup) > correct > built > rest.
 std::pair<int, double> rank(const Verdict& v) {
@@ -116,8 +120,8 @@ GroupMetrics metrics_of(const std::string& key, const std::string& value, const 
     if (a->first->correct) ++first_correct;
     if (fast_than(*a->first, 1)) ++first_fast;
     if (fast_than(v, 1)) ++best_fast;
-    sp_eager.push_back(passed(v) ? v.speedup_eager : std::nullopt);
-    sp_compile.push_back(passed(v) ? v.speedup_compile : std::nullopt);
+    sp_eager.push_back(passed(v) ? fast_p_speedup(v) : std::nullopt);
+    sp_compile.push_back(passed(v) ? fast_p_speedup(v, true) : std::nullopt);
     if (passed(v) && v.speedup_eager) geo_e.push_back(*v.speedup_eager);
     if (passed(v) && v.speedup_compile) geo_c.push_back(*v.speedup_compile);
     for (const auto& [t, tv] : a->turns)

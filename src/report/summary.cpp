@@ -1,10 +1,18 @@
 #include "kgym/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace kgym {
+
+std::optional<double> fast_p_speedup(const Verdict& v, bool compile) {
+  const auto& s = compile ? v.speedup_compile : v.speedup_eager;
+  const auto& ci = compile ? v.speedup_compile_ci : v.speedup_eager_ci;
+  if (!s) return std::nullopt;
+  return ci ? std::min(ci->lo, *s) : *s;
+}
 
 Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double>& ps) {
   Summary s;
@@ -24,7 +32,7 @@ Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double
   for (double p : ps) {
     int n = 0;
     for (const auto& v : verdicts)
-      if (v.outcome == Outcome::passed && v.speedup_eager && *v.speedup_eager > p) ++n;
+      if (const auto sp = fast_p_speedup(v); v.outcome == Outcome::passed && sp && *sp > p) ++n;
     s.fast_p[p] = s.total ? static_cast<double>(n) / s.total : 0.0;
   }
   if (s.timed) s.geomean_speedup = std::exp(log_sum / s.timed);

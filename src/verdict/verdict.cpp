@@ -119,6 +119,73 @@ Verdict verdict_without_run(Outcome outcome, Gate gate, std::string message) {
   return v;
 }
 
+namespace {
+
+/// One baseline against the candidate: the timers' speedup (median over median) and its interval
+/// over the interleaved rounds; on the CPU, when both sides went through the same wall check
+/// (paired differences between the same calibrations), the wall check's speedup (each side's
+/// median difference, never below the check's resolution: WallCheckSeries::calls_ms) and its
+/// paired interval.
+struct SideComparison {
+  double timer_speedup = 0;
+  std::optional<Interval> timer_ci;
+  double wall_speedup = 0;  ///< 0 when not measured alike
+  std::optional<Interval> wall_ci;
+};
+
+SideComparison compare_side(const TimingRecord& cand, const TimingRecord& base) {
+  SideComparison c;
+  if (cand.times_ms.empty() || base.times_ms.empty() || base.failure) return c;
+  const double tc = summarize_times(cand.times_ms).median_ms, tb = summarize_times(base.times_ms).median_ms;
+  if (!(tc > 0) || !(tb > 0)) return c;
+  c.timer_speedup = tb / tc;
+  c.timer_ci = ratio_of_medians_interval(base.times_ms, base.round_calls, cand.times_ms, cand.round_calls);
+  const auto& dc = cand.wall_check_paired_ms;
+  const auto& db = base.wall_check_paired_ms;
+  if (cand.method == "monotonic_clock" && dc.size() >= 3 && db.size() == dc.size()) {
+    // (the same calibrations, so the same resolution; the larger if they differ)
+    const double res = std::max(cand.wall_check_spread_ms, base.wall_check_spread_ms);
+    auto med = [](std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      const std::size_t h = x.size() / 2;
+      return x.size() % 2 ? x[h] : 0.5 * (x[h - 1] + x[h]);
+    };
+    const double wc = std::max(med(dc), res), wb = std::max(med(db), res);
+    if (wc > 0 && wb > 0) {
+      c.wall_speedup = wb / wc;
+      c.wall_ci = paired_ratio_interval(db, dc, res);
+      if (!c.wall_ci) c.wall_speedup = 0;
+    }
+  }
+  return c;
+}
+
+/// The CPU's like-for-like decision against eager: it applies when eager went through the same
+/// wall check as the candidate; the candidate's timer is doubted when the timers' speedup lies
+/// above the wall check's whole interval (a timer that claims more than the supervisor's clock
+/// allows, measured alike for both: a shrunk or self-restoring timer, work hidden outside the
+/// timed window).
+struct LikeForLike {
+  bool applies = false, doubted = false;
+  double timer_speedup = 0, wall_speedup = 0;
+  std::optional<Interval> wall_ci;
+};
+
+LikeForLike like_for_like_cpu(const Measurements& m, const JudgeOptions&) {
+  LikeForLike l;
+  if (!m.candidate_timing || !m.eager_timing || m.candidate_timing->method != "monotonic_clock") return l;
+  const SideComparison c = compare_side(*m.candidate_timing, *m.eager_timing);
+  if (!(c.wall_speedup > 0) || !c.wall_ci || !(c.timer_speedup > 0)) return l;
+  l.applies = true;
+  l.timer_speedup = c.timer_speedup;
+  l.wall_speedup = c.wall_speedup;
+  l.wall_ci = c.wall_ci;
+  l.doubted = c.timer_speedup > c.wall_ci->hi;
+  return l;
+}
+
+}  // namespace
+
 Verdict judge(const Measurements& m, const JudgeOptions& options) {
   Verdict v;
   v.measurements = m;
@@ -436,12 +503,25 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   // check's pessimistic figure, not its median, whose downward noise was a gain for a lying
   // timer (session 8: a self-restoring timer patch at 1.9x against its true ~1x). An honest
   // candidate that lands here loses some speed, never its verdict.
-  double cand_floor = wall_floor(t);
-  const bool timer_doubted = !gpu && t.wall_check_calls > 0 && t.wall_check_upper_ms > 0 &&
+  // CPU, like for like (issue 33): when eager went through the same wall check as the candidate
+  // (its requests between the same calibrations, wall_check_paired_ms on both sides), the
+  // one-sided floor and pessimistic figure below give way to a comparison of the same
+  // measurements: the timers' speedup stands unless the wall check's own speedup interval lies
+  // wholly below it (like_for_like_cpu).
+  const LikeForLike lfl = like_for_like_cpu(m, options);
+  double cand_floor = lfl.applies ? 0.0 : wall_floor(t);
+  const bool timer_doubted = !lfl.applies && !gpu && t.wall_check_calls > 0 && t.wall_check_upper_ms > 0 &&
                              cand_floor > cand.median_ms * options.timer_doubt_factor_cpu;
   if (timer_doubted)
     cand_floor = std::max(cand_floor, t.wall_check_upper_ms / t.wall_check_calls / options.wall_floor_factor_cpu);
-  const double cand_ms = std::max(net(cand.median_ms), cand_floor);
+  double cand_ms = std::max(net(cand.median_ms), cand_floor);
+  // (the candidate's time on eager's basis when its timer is not believed: eager's timer over the
+  // wall check's speedup)
+  // (capped at the top of the wall check's interval: a timer that claims more gains nothing
+  // beyond what the supervisor's clock allows, measured alike; an honest timer that lands above
+  // the interval by noise loses only that excess)
+  if (lfl.applies && lfl.doubted && m.eager_timing && lfl.wall_ci->hi > 0)
+    cand_ms = summarize_times(m.eager_timing->times_ms).median_ms / lfl.wall_ci->hi;
   if (t.wall_check_calls > 0 && !gpu) {
     // CPU: also a cross-check (the per-call wall clock there is synchronised and holds only the
     // Python loop besides the call): a gross gap is a timer that lies.
@@ -475,9 +555,34 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
   // than their GPU time, so a floor below it is the floor's noise (eager's own loop read 0.0003
   // ms per call for a 0.012 ms matmul and gave an identical candidate 0.007x: H200, session 16),
   // and the candidate's side is never below its events either.
+  // The speedups' intervals, and what they say (docs/timing.md, "Speedup and its interval").
+  auto interval = [&](const std::optional<TimingRecord>& b, const std::optional<double>& speedup,
+                      std::optional<Interval>& ci, const char* name) {
+    if (!b || !speedup) return;
+    const SideComparison c = compare_side(t, *b);
+    if (!c.timer_ci || !(c.timer_speedup > 0)) return;
+    // The timers' interval, moved onto the reported speedup (GPU: net times and floors; CPU with
+    // a doubted timer: the wall basis), then, on the CPU, never above what the wall check
+    // measured for both sides alike: its lower bound lowers the interval's, its upper bound caps it.
+    const double f = *speedup / c.timer_speedup;
+    Interval out{c.timer_ci->lo * f, c.timer_ci->hi * f};
+    if (!gpu && c.wall_ci) {
+      // the hull of the two: both estimate the same ratio, and each under-covers when the
+      // machine's load drifts (2 rounds, 6 request pairs); the lower end decides the noise gate
+      // and fast_p, so a claim must clear 1.0 on both clocks
+      out.lo = std::min(out.lo, c.wall_ci->lo);
+      out.hi = std::max(out.hi, c.wall_ci->hi);
+    }
+    out.lo = std::min(out.lo, *speedup);
+    out.hi = std::max(out.hi, *speedup);
+    ci = out;
+    if (out.holds(1.0))
+      v.messages.push_back(fmt::format("no measurable change vs {}: its speedup's 95% interval [{:.3g}, {:.3g}] holds 1.0",
+                                       name, out.lo, out.hi));
+  };
   const bool cand_by_floor = gpu && cand_floor > 0 && cand_floor >= net(cand.median_ms);
   auto baseline = [&](const std::optional<TimingRecord>& b, std::optional<double>& ms,
-                      std::optional<double>& speedup, const char* name) {
+                      std::optional<double>& speedup, std::optional<Interval>& ci, const char* name) {
     if (!b) return;
     if (b->failure || b->times_ms.empty()) {
       v.messages.push_back(std::string(name) + " baseline unavailable" +
@@ -516,10 +621,17 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
       speedup = b_events / cand_events;
       ms = *speedup * cand_ms;  // the baseline's time on the candidate's basis: ref_runtime_ms / runtime_ms
     }
-    headline += fmt::format(", {:.3g}x vs {}", *speedup, name);
+    interval(b, speedup, ci, name);
+    headline += ci ? fmt::format(", {:.3g}x [{:.3g}, {:.3g}] vs {}", *speedup, ci->lo, ci->hi, name)
+                   : fmt::format(", {:.3g}x vs {}", *speedup, name);
   };
-  baseline(m.eager_timing, v.ref_runtime_ms, v.speedup_eager, "eager");
-  baseline(m.compile_timing, v.compile_runtime_ms, v.speedup_compile, "torch.compile");
+  baseline(m.eager_timing, v.ref_runtime_ms, v.speedup_eager, v.speedup_eager_ci, "eager");
+  baseline(m.compile_timing, v.compile_runtime_ms, v.speedup_compile, v.speedup_compile_ci, "torch.compile");
+  if (lfl.applies && lfl.doubted)
+    v.messages.push_back(fmt::format(
+        "speedup capped by the wall check, measured alike for the candidate and eager: the timers' speedup {:.3g}x "
+        "lies above the wall check's 95% interval [{:.3g}, {:.3g}] (its point {:.3g}x), so the candidate's timer is "
+        "not believed beyond the interval's top", lfl.timer_speedup, lfl.wall_ci->lo, lfl.wall_ci->hi, lfl.wall_speedup));
   if (overhead > 0) headline += fmt::format(" (window overhead {:.3g} ms subtracted)", overhead);
   if (timer_doubted)
     v.messages.push_back(fmt::format(
@@ -540,6 +652,9 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
 
 void to_json(nlohmann::json& j, const Verdict& v) {
   auto opt = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
+  auto ci = [](const std::optional<Interval>& x) {
+    return x ? nlohmann::json::array({x->lo, x->hi}) : nlohmann::json(nullptr);
+  };
   j = {{"task_id", v.task_id},
        {"candidate_id", v.candidate_id},
        {"outcome", std::string(to_string(v.outcome))},
@@ -554,6 +669,8 @@ void to_json(nlohmann::json& j, const Verdict& v) {
        {"compile_runtime_ms", opt(v.compile_runtime_ms)},
        {"speedup_eager", opt(v.speedup_eager)},
        {"speedup_compile", opt(v.speedup_compile)},
+       {"speedup_eager_ci", ci(v.speedup_eager_ci)},
+       {"speedup_compile_ci", ci(v.speedup_compile_ci)},
        {"reward", v.reward},
        {"reward_name", v.reward_name},
        {"messages", v.messages},
@@ -582,6 +699,13 @@ void from_json(const nlohmann::json& j, Verdict& v) {
   opt("compile_runtime_ms", v.compile_runtime_ms);
   opt("speedup_eager", v.speedup_eager);
   opt("speedup_compile", v.speedup_compile);
+  auto ci = [&](const char* k, std::optional<Interval>& x) {
+    if (auto it = j.find(k); it != j.end() && it->is_array() && it->size() == 2 && (*it)[0].is_number() &&
+                             (*it)[1].is_number())
+      x = Interval{(*it)[0].get<double>(), (*it)[1].get<double>()};
+  };
+  ci("speedup_eager_ci", v.speedup_eager_ci);
+  ci("speedup_compile_ci", v.speedup_compile_ci);
   v.reward = j.value("reward", 0.0);
   v.reward_name = j.value("reward_name", "");
   v.messages = j.value("messages", std::vector<std::string>{});

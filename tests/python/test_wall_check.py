@@ -138,6 +138,38 @@ def test_shared_inputs_match_the_generated_ones_and_are_rechecked(tmp_path):
     assert ref.settle({"release": True}, [])["ok"] and ref._arena is None
 
 
+def test_cpu_baseline_wall_request_is_the_candidates(tmp_path, monkeypatch):
+    """CPU, issue 33: eager's wall request (``wall_calibration`` with ``call``) does what the
+    candidate's timed request does: its calls on the shared file's input sets (no generation in
+    the request), each output copied into the output arena and committed to at once, a sync
+    after each call, the harness guard's checks."""
+    from kgym_worker import reference as reference_mod
+    ref = _reference(tmp_path)
+    _first_case(ref)
+    seed, n = 777, 4
+    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
+    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
+    seen = {}
+    real = common.wall_calls
+
+    def spy(fn, make_args, s, count, call, device, **kw):
+        seen.update(kw, fn=fn, call=call, args=[make_args(s + i) for i in range(count)])
+        return real(fn, make_args, s, count, call, device, **kw)
+
+    monkeypatch.setattr(reference_mod.common, "wall_calls", spy)
+    generated = []
+    monkeypatch.setattr(ref, "_timed_inputs", lambda task: (lambda sd: generated.append(sd)))
+    assert ref.wall_calibration({"key": "k", "n": n, "seed": seed, "sync_each": True, "commit": True,
+                                 "shared": True, "call": "eager"}, []) == {"ok": True}
+    assert seen["call"] and seen["fn"] is ref.tasks["k"]["model"]
+    assert seen["arena"] is ref._arena and seen["arena"] is not None
+    assert isinstance(seen["commit"], common.Commitments) and seen["sync_each"] is True
+    assert seen["guard"] is not None and isinstance(seen["keep"], list)
+    assert not generated  # the inputs came from the shared file ...
+    for i in range(n):    # ... the very sets the candidate's request got
+        assert all(torch.equal(a, b) for a, b in zip(seen["args"][i], ref._shared.args(made["layout"][i])))
+
+
 def test_output_arena_copies_or_keeps():
     arena = common.OutputArena(3, 64)
     x = torch.arange(10, dtype=torch.float32)

@@ -1,6 +1,8 @@
 // The judge's decisions on recorded measurements: one test per outcome and per rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kgym/verdict.hpp"
 
 namespace kgym {
@@ -881,6 +883,120 @@ TEST(JudgeIntegrity, RecheckHoldsAsTheJudgeDecides) {
   tf32.mismatches_outside_fp64 = 0;
   tf32.fp64_atol_ratio = 0.5;
   EXPECT_TRUE(recheck_holds(tf32));
+}
+
+}  // namespace
+}  // namespace kgym
+
+namespace kgym {
+namespace {
+
+// CPU measurements as the engine records them when eager went through the candidate's wall check
+// (issue 33): timer times over two rounds, and each side's paired wall-check differences between
+// the same calibrations.
+Measurements cpu_like_for_like(double cand_ms, double ref_ms, std::vector<double> cand_pairs,
+                               std::vector<double> ref_pairs, double resolution_ms = 0.2) {
+  Measurements m = correct_and_timed(cand_ms, ref_ms);
+  auto& c = *m.candidate_timing;
+  auto& e = *m.eager_timing;
+  for (TimingRecord* r : {&c, &e}) {
+    r->method = "monotonic_clock";
+    // two rounds of 10 calls, a little spread so that the bootstrap has something to resample
+    const double base = r->times_ms.front();
+    r->times_ms.clear();
+    for (int i = 0; i < 20; ++i) r->times_ms.push_back(base * (1.0 + 0.01 * ((i * 7) % 5 - 2)));
+    r->round_calls = {10, 10};
+    r->wall_check_calls = 100;
+    r->wall_check_spread_ms = resolution_ms;
+  }
+  c.wall_check_paired_ms = std::move(cand_pairs);
+  e.wall_check_paired_ms = std::move(ref_pairs);
+  auto med = [](std::vector<double> x) {
+    std::sort(x.begin(), x.end());
+    return 0.5 * (x[x.size() / 2 - 1] + x[x.size() / 2]);
+  };
+  c.wall_check_ms = med(c.wall_check_paired_ms);
+  e.wall_check_ms = med(e.wall_check_paired_ms);
+  // The check overstates a small call (the Python loop, copies, hashing): 5x here, on both sides.
+  c.wall_check_upper_ms = *std::max_element(c.wall_check_paired_ms.begin(), c.wall_check_paired_ms.end());
+  e.wall_check_upper_ms = *std::max_element(e.wall_check_paired_ms.begin(), e.wall_check_paired_ms.end());
+  return m;
+}
+
+TEST(JudgeLikeForLike, TheSameOperatorReadsOneOnTheCpu) {
+  // The reference as its own candidate at a size where the wall check overstates the call 5x
+  // (0.05 ms per call against a 0.01 ms timer) on both sides: the one-sided rule took the
+  // candidate's pessimistic figure (0.07 ms per call) against eager's timer (0.2x); measured alike,
+  // it reads 1.0 and its interval holds 1.0.
+  Measurements m = cpu_like_for_like(0.01, 0.01, {5.0, 6.0, 4.5, 5.5, 7.0, 4.8}, {5.1, 5.8, 4.4, 5.7, 6.9, 5.0});
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed) << v.messages.front();
+  EXPECT_NEAR(*v.speedup_eager, 1.0, 0.02);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_TRUE(v.speedup_eager_ci->holds(1.0));
+  EXPECT_LE(v.speedup_eager_ci->lo, *v.speedup_eager);
+  EXPECT_GE(v.speedup_eager_ci->hi, *v.speedup_eager);
+  EXPECT_NEAR(*v.runtime_ms, 0.01, 0.001);  // its timer, believed
+  EXPECT_TRUE(std::any_of(v.messages.begin(), v.messages.end(), [](const std::string& s) {
+    return s.find("no measurable change vs eager") != std::string::npos;
+  }));
+  EXPECT_FALSE(std::any_of(v.messages.begin(), v.messages.end(), [](const std::string& s) {
+    return s.find("pessimistic") != std::string::npos;
+  }));
+  // The verdict's JSON carries the interval as [lo, hi] and reads back.
+  nlohmann::json j = v;
+  ASSERT_TRUE(j["speedup_eager_ci"].is_array());
+  EXPECT_DOUBLE_EQ(j["speedup_eager_ci"][0].get<double>(), v.speedup_eager_ci->lo);
+  EXPECT_TRUE(j["speedup_compile_ci"].is_null());
+  Verdict back = j.get<Verdict>();
+  ASSERT_TRUE(back.speedup_eager_ci);
+  EXPECT_DOUBLE_EQ(back.speedup_eager_ci->hi, v.speedup_eager_ci->hi);
+}
+
+TEST(JudgeLikeForLike, AShrunkTimerIsStillCaughtByTheWallCheck) {
+  // A self-restoring timer patch: the candidate's timer says 0.001 ms (10x eager's), but its
+  // wall-check requests take what eager's take. The timers' speedup lies above the wall check's
+  // interval, so the timer is not believed and the speedup is the wall check's, about 1.
+  Measurements m = cpu_like_for_like(0.001, 0.01, {5.0, 6.0, 4.5, 5.5, 7.0, 4.8}, {5.1, 5.8, 4.4, 5.7, 6.9, 5.0});
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed) << v.messages.front();
+  EXPECT_LT(*v.speedup_eager, 1.1);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_LT(v.speedup_eager_ci->hi, 1.3);
+  EXPECT_TRUE(std::any_of(v.messages.begin(), v.messages.end(), [](const std::string& s) {
+    return s.find("not believed") != std::string::npos;
+  }));
+  // Work hidden outside the timed window shows the same way: a timer at eager's speed x2 whose
+  // wall-check requests take twice eager's.
+  Measurements hidden = cpu_like_for_like(0.005, 0.01, {10, 12, 9, 11, 14, 9.6}, {5.1, 5.8, 4.4, 5.7, 6.9, 5.0});
+  v = judge(hidden);
+  ASSERT_EQ(v.outcome, Outcome::passed) << v.messages.front();
+  EXPECT_LT(*v.speedup_eager, 0.7);
+}
+
+TEST(JudgeLikeForLike, AFasterCandidateKeepsItsSpeedupAndAnIntervalAboveOne) {
+  // Honest and twice as fast: the wall check agrees (half of eager's paired time), so the timers'
+  // 2x stands and the interval clears 1.
+  Measurements m = cpu_like_for_like(0.05, 0.1, {2.5, 3.0, 2.3, 2.8, 3.4, 2.4}, {5.1, 5.8, 4.4, 5.7, 6.9, 5.0});
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed) << v.messages.front();
+  EXPECT_NEAR(*v.speedup_eager, 2.0, 0.05);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_GT(v.speedup_eager_ci->lo, 1.0);
+  EXPECT_FALSE(v.speedup_eager_ci->holds(1.0));
+}
+
+TEST(JudgeLikeForLike, GpuVerdictsCarryTheTimersInterval) {
+  Measurements m = correct_and_timed(1.0, 2.0);
+  m.candidate_timing->times_ms = {1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 1.03, 0.97, 1.0, 1.01};
+  m.candidate_timing->round_calls = {5, 5};
+  m.eager_timing->times_ms = {2.0, 2.04, 1.96, 2.02, 1.98, 2.0, 2.06, 1.94, 2.0, 2.02};
+  m.eager_timing->round_calls = {5, 5};
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_TRUE(v.speedup_eager_ci->holds(2.0));
+  EXPECT_GT(v.speedup_eager_ci->lo, 1.8);
 }
 
 }  // namespace

@@ -49,3 +49,22 @@ TEST(Summary, Empty) {
 
 }  // namespace
 }  // namespace kgym
+
+namespace kgym {
+namespace {
+
+TEST(Summary, FastPCountsOnlyIntervalsClearingP) {
+  // KernelBench#166: 1.5x whose interval reaches down to 0.9 is not faster than 1; 1.5x whose
+  // interval starts at 1.2 is.
+  Verdict noisy = make(Outcome::passed, 1.5), clear = make(Outcome::passed, 1.5);
+  noisy.speedup_eager_ci = Interval{0.9, 2.0};
+  clear.speedup_eager_ci = Interval{1.2, 1.8};
+  Summary s = summarize({noisy, clear});
+  EXPECT_DOUBLE_EQ(s.fast_p[0], 1.0);
+  EXPECT_DOUBLE_EQ(s.fast_p[1], 0.5);
+  EXPECT_DOUBLE_EQ(*fast_p_speedup(noisy), 0.9);
+  EXPECT_DOUBLE_EQ(*fast_p_speedup(clear), 1.2);
+}
+
+}  // namespace
+}  // namespace kgym

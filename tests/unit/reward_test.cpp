@@ -86,3 +86,46 @@ TEST(Reward, ParsedOnceWithOneErrorText) {
 
 }  // namespace
 }  // namespace kgym
+
+namespace kgym {
+namespace {
+
+Verdict passed_with_interval(double speedup, double lo, double hi) {
+  Verdict v;
+  v.outcome = Outcome::passed;
+  v.correct = true;
+  v.cases_passed = v.cases_total = 5;
+  v.speedup_eager = speedup;
+  v.speedup_eager_ci = Interval{lo, hi};
+  v.runtime_spread = 0.01;
+  return v;
+}
+
+TEST(NoiseGate, AnIntervalHoldingOneIsCreditedAsOne) {
+  const Verdict noise = passed_with_interval(1.3, 0.9, 1.6), clear = passed_with_interval(1.3, 1.1, 1.5);
+  EXPECT_DOUBLE_EQ(*gated_speedup(noise, true), 1.0);
+  EXPECT_DOUBLE_EQ(*gated_speedup(noise, false), 1.3);
+  EXPECT_DOUBLE_EQ(*gated_speedup(clear, true), 1.3);
+  EXPECT_FALSE(gated_speedup(Verdict{}, true));
+  // A slowdown inside the noise is not charged either.
+  EXPECT_DOUBLE_EQ(*gated_speedup(passed_with_interval(0.8, 0.7, 1.05), true), 1.0);
+  // Without an interval (an older verdict) the speedup stands.
+  Verdict bare = passed_with_interval(1.3, 0, 0);
+  bare.speedup_eager_ci.reset();
+  EXPECT_DOUBLE_EQ(*gated_speedup(bare, true), 1.3);
+}
+
+TEST(NoiseGate, OnByDefaultForLogSpeedOffForKevin) {
+  const Verdict noise = passed_with_interval(2.0, 0.9, 2.5);
+  const double at_one = 1.0 + std::log(1.0 / 0.75) / std::log(4.0 / 0.75);
+  const double at_two = 1.0 + std::log(2.0 / 0.75) / std::log(4.0 / 0.75);
+  EXPECT_NEAR(log_speed_reward(noise), at_one, 1e-12);
+  EXPECT_NEAR(compute_reward("log_speed", noise), at_one, 1e-12);
+  EXPECT_NEAR(compute_reward("log_speed:noise_gate=off", noise), at_two, 1e-12);
+  EXPECT_DOUBLE_EQ(compute_reward("kevin", noise), 2.3);
+  EXPECT_DOUBLE_EQ(compute_reward("kevin:noise_gate=on", noise), 1.3);
+  EXPECT_THROW(compute_reward("log_speed:gate=maybe", noise), Error);
+}
+
+}  // namespace
+}  // namespace kgym
