@@ -2,6 +2,9 @@
 // Subcommands of build/kgym. Each lives in cmd_<name>.cpp and registers itself on the app; the
 // callback runs the command and returns the process exit code through `exit_code`.
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace kgym::cli {
@@ -21,5 +24,10 @@ void add_serve_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 /// `kgym generate`: candidates from an OpenAI-compatible endpoint into a run directory (cmd_generate.cpp).
 void add_generate_command(CLI::App& app, int& exit_code);
+/// `kgym worker`: judges jobs of the Redis Streams queue (cmd_worker.cpp).
+void add_worker_command(CLI::App& app, int& exit_code);
+
+/// "cpu" | "cuda" | "cuda:0,cuda:1" -> device names (cmd_serve.cpp). Throws Error(usage) for anything else.
+std::vector<std::string> parse_devices(const std::string& spec);
 
 }  // namespace kgym::cli
