@@ -2,6 +2,8 @@
 #include <chrono>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "kgym/gym.hpp"
 
 namespace kgym {
@@ -242,8 +244,8 @@ std::size_t Gym::close_idle() {
   if (config_.idle_timeout_s <= 0) return 0;
   const auto now = std::chrono::steady_clock::now();
   const auto limit = std::chrono::duration<double>(config_.idle_timeout_s);
-  const std::string reason = "idle for more than " + std::to_string(static_cast<long long>(config_.idle_timeout_s)) +
-                             " s (kgym serve --episode-idle-timeout)";
+  const std::string reason =
+      fmt::format("idle for more than {:g} s (kgym serve --episode-idle-timeout)", config_.idle_timeout_s);
   std::vector<std::string> idle;
   {
     std::lock_guard lock(mutex_);

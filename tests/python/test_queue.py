@@ -183,7 +183,8 @@ def test_two_workers_one_killed_mid_job_every_job_one_verdict(tmp_path):
     want = {}
     for line in out.read_text().splitlines():
         v = json.loads(line)
-        want[(v["task_id"], v["candidate_id"])] = v["outcome"]
+        cid = v["candidate_id"][:-3] if v["candidate_id"].endswith(".py") else v["candidate_id"]
+        want[(v["task_id"], cid)] = v["outcome"]
     assert len(want) == len(cands), want
 
     redis = Redis(tmp_path)
@@ -220,8 +221,7 @@ def test_two_workers_one_killed_mid_job_every_job_one_verdict(tmp_path):
         # Each observation carries what `kgym eval` decided for that candidate.
         for (task_id, path), res in zip(jobs, results):
             got = res.observation["feedback"]["outcome"]
-            assert got == want[(task_id, path.parent.name + "/" + path.stem)] or \
-                got == want.get((task_id, path.stem)), (task_id, path, got, want)
+            assert got == want[(task_id, path.parent.name + "/" + path.stem)], (task_id, path, got, want)
         # Exactly one stored verdict per job id, the killed worker's job claimed and judged again.
         stats = redis.stats()
         verdict_keys = [k for k in redis.cli("KEYS", "kgym:verdict:*").split("\n") if k]
@@ -314,7 +314,7 @@ def test_episode_survives_server_restart_and_idle_episodes_close(tmp_path):
     assert r1.observation["turn"] == 1 and not r1.done
     server.stop(signal.SIGKILL)  # no clean shutdown: what was written as it happened must do
 
-    server = Server(args + ["--episode-idle-timeout", "2"], tmp_path / "server2.log")
+    server = Server(args + ["--episode-idle-timeout", "5"], tmp_path / "server2.log")
     c = server.client
     try:
         state = c.state(ep)
@@ -325,10 +325,10 @@ def test_episode_survives_server_restart_and_idle_episodes_close(tmp_path):
         assert len(r2.observation["returns"]["rewards"]) == 2
         # An idle episode is closed with a reason.
         idle = c.reset(task_id="L1/19").episode_id
-        time.sleep(3.5)
+        time.sleep(7.5)
         with pytest.raises(KgymError) as e:
             c.submit_kernel(idle, first)
-        assert "idle for more than 2 s" in str(e.value), e.value
+        assert "idle for more than 5 s" in str(e.value), e.value
     finally:
         server.stop()
     # The journal holds both episodes closed with their reasons.
