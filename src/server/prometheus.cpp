@@ -61,9 +61,9 @@ std::string prometheus_text(const SchedulerMetrics& m, const GymMetrics& g, cons
   t.family("kgym_queue_wait_seconds", "histogram", "Time from submission to judging starting: local = the server's fair queue, redis = enqueued on the stream to a worker starting it (clocks of two hosts)");
   t.histogram("kgym_queue_wait_seconds", label("queue", "local"), m.wait_seconds.json());
   if (remote) t.histogram("kgym_queue_wait_seconds", label("queue", "redis"), queue["histograms"]["queue_wait_seconds"]);
-  t.family("kgym_verdicts", "counter", "Verdicts returned to episodes, by outcome (include/kgym/outcome.hpp)");
+  t.family("kgym_verdicts_total", "counter", "Verdicts returned to episodes, by outcome (include/kgym/outcome.hpp)");
   for (const auto& [outcome, n] : m.outcomes) t.sample("kgym_verdicts_total", label("outcome", outcome), static_cast<double>(n));
-  t.family("kgym_evaluations", "counter", "Evaluations by what became of them");
+  t.family("kgym_evaluations_total", "counter", "Evaluations by what became of them");
   t.sample("kgym_evaluations_total", label("state", "submitted"), static_cast<double>(m.submitted));
   t.sample("kgym_evaluations_total", label("state", "completed"), static_cast<double>(m.completed));
   t.sample("kgym_evaluations_total", label("state", "failed"), static_cast<double>(m.failed));
@@ -86,7 +86,7 @@ std::string prometheus_text(const SchedulerMetrics& m, const GymMetrics& g, cons
   for (const auto& w : workers) t.sample("kgym_worker_heartbeat_age_seconds", label("worker", w.value("name", "")), w.value("age_s", 0.0));
   t.family("kgym_worker_up", "gauge", "1 while a queue worker's heartbeat is fresh");
   for (const auto& w : workers) t.sample("kgym_worker_up", label("worker", w.value("name", "")), w.value("alive", false) ? 1 : 0);
-  t.family("kgym_builds", "counter", "Judged candidates whose source the judging process had judged before (cached: its content-addressed build cache holds the build) or not (cold)");
+  t.family("kgym_builds_total", "counter", "Judged candidates whose source the judging process had judged before (cached: its content-addressed build cache holds the build) or not (cold)");
   json stats = reachable && queue.contains("stats") ? queue["stats"] : json::object();
   if (remote) {
     t.sample("kgym_builds_total", label("cache", "cached"), stats.value("builds_cached", 0.0));
@@ -98,7 +98,7 @@ std::string prometheus_text(const SchedulerMetrics& m, const GymMetrics& g, cons
   if (remote) {
     t.family("kgym_queue_up", "gauge", "1 when the server reaches Redis");
     t.sample("kgym_queue_up", "", reachable ? 1 : 0);
-    t.family("kgym_queue_jobs", "counter", "Queue jobs by what the workers did: stored (the one verdict per job id), duplicate (a second judging of a reclaimed job, dropped), reclaimed (claimed from a silent worker)");
+    t.family("kgym_queue_jobs_total", "counter", "Queue jobs by what the workers did: stored (the one verdict per job id), duplicate (a second judging of a reclaimed job, dropped), reclaimed (claimed from a silent worker)");
     t.sample("kgym_queue_jobs_total", label("event", "stored"), stats.value("verdicts", 0.0));
     t.sample("kgym_queue_jobs_total", label("event", "duplicate"), stats.value("duplicates", 0.0));
     t.sample("kgym_queue_jobs_total", label("event", "reclaimed"), stats.value("reclaimed", 0.0));
@@ -107,7 +107,7 @@ std::string prometheus_text(const SchedulerMetrics& m, const GymMetrics& g, cons
   t.sample("kgym_open_episodes", "", static_cast<double>(g.open_episodes));
   t.family("kgym_active_steps", "gauge", "submit_kernel steps in flight");
   t.sample("kgym_active_steps", "", static_cast<double>(g.active_steps));
-  t.family("kgym_requests", "counter", "Environment requests");
+  t.family("kgym_requests_total", "counter", "Environment requests");
   t.sample("kgym_requests_total", label("kind", "reset"), static_cast<double>(g.resets));
   t.sample("kgym_requests_total", label("kind", "step"), static_cast<double>(g.steps));
   t.sample("kgym_requests_total", label("kind", "error"), static_cast<double>(g.errors));

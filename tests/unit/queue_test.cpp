@@ -1,4 +1,6 @@
 // The queue's URL parser and job options, and the episode journal with a Gym resumed on it.
+#include <unistd.h>
+
 #include <filesystem>
 #include <thread>
 
