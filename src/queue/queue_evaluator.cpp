@@ -150,7 +150,14 @@ Verdict QueueEvaluator::evaluate(const Task& task, const Candidate& candidate, c
       Reply v = c->command({"GET", I.keys.verdict(id)});
       if (!v.nil()) {
         I.release(std::move(c));
-        json envelope = json::parse(v.str);
+        json envelope = json::parse(v.str, nullptr, false);
+        if (envelope.is_discarded() || !envelope.is_object()) {
+          throw Error(ErrorKind::worker, "the stored result of job " + id + " is not JSON (another program wrote it?)");
+        }
+        if (!envelope.contains("verdict")) {
+          throw Error(ErrorKind::worker, "worker " + envelope.value("worker", std::string("?")) + " could not judge job " + id +
+                                             ": " + envelope.value("error", std::string("no verdict")));
+        }
         Verdict verdict = envelope.at("verdict").get<Verdict>();
         const double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
         const double wait_ms = std::max(0.0, static_cast<double>(envelope.value("started_ms", enqueued_ms) - enqueued_ms));

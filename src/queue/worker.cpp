@@ -262,6 +262,10 @@ struct Pool {
         }
         spdlog::error("kgym worker {}: {}", consumer, e.what());
         nap(1, stop);
+      } catch (const std::exception& e) {  // a reply of an unexpected shape
+        spdlog::error("kgym worker {}: unexpected reply from Redis: {}", consumer, e.what());
+        c.reset();
+        nap(1, stop);
       }
     }
   }
@@ -307,7 +311,7 @@ struct Pool {
         }
       } catch (const Unreachable&) {
         c.reset();
-      } catch (const Error& e) {
+      } catch (const std::exception& e) {
         spdlog::warn("kgym worker {}: heartbeat: {}", name, e.what());
       }
       nap(options.heartbeat_s, stop);
