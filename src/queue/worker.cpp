@@ -1,5 +1,6 @@
 // `kgym worker`'s loop (queue.hpp, run_workers): consumers of the Redis Streams group that judge
 // jobs with the engine and store each verdict exactly once under its job id.
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -26,15 +27,21 @@ using queue::Unreachable;
 
 namespace {
 
-/// bench/queue's stand-in: `ms` of busy CPU work per job (a fixed cost that occupies a core, as
+/// bench/queue's stand-in: `ms` of busy CPU time (the thread's) per job (a fixed cost that occupies a core, as
 /// judging does), then a passed verdict. Never used for real judging.
 class StandInEvaluator final : public Evaluator {
  public:
   explicit StandInEvaluator(double ms) : ms_(ms) {}
   Verdict evaluate(const Task& task, const Candidate& candidate, const EvalOptions& options) override {
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms_);
+    // The thread's own CPU time, so that a job costs the same CPU however many workers share a core.
+    auto cpu_ms = [] {
+      timespec t{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+      return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+    };
+    const double end = cpu_ms() + ms_;
     volatile double x = 0;
-    while (std::chrono::steady_clock::now() < end) {
+    while (cpu_ms() < end) {
       for (int i = 0; i < 1000; ++i) x = x + std::sqrt(static_cast<double>(i));
     }
     Verdict v;
