@@ -4,7 +4,8 @@
 set -euo pipefail
 
 APT_PACKAGES=(cmake g++ binutils make nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-              libssl-dev libgtest-dev libboost-dev libsqlite3-dev)
+              libssl-dev libgtest-dev libboost-dev libsqlite3-dev
+              libhiredis-dev redis-server)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,7 +19,8 @@ fi
 
 PY=${KGYM_PYTHON:-python3}
 # name==version pairs; torch pinned to the GPU machine's version.
-PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest openenv-core==0.3.0 matplotlib blake3==1.0.11)
+PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest openenv-core==0.3.0 matplotlib blake3==1.0.11
+            prometheus_client)
 need=()
 for spec in "${PY_PACKAGES[@]}"; do
   name=${spec%%==*}; want=${spec#*==}

@@ -5,6 +5,7 @@
 // only for its own evaluation.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "kgym/episode.hpp"
+#include "kgym/journal.hpp"
 #include "kgym/scheduler.hpp"
 
 namespace kgym {
@@ -26,6 +28,11 @@ struct GymConfig {
   std::size_t max_episodes = 4096; ///< open episodes; when full, the oldest ended one is dropped
   /// The task's roofline floor in ms (for the `roofline` reward), or nullopt; from a cost model.
   std::function<std::optional<double>(const Task&)> roofline_floor;
+  /// Episodes and turns written as they happen (`kgym serve --store`); a Gym built on a journal
+  /// resumes its open episodes with their turns. Null: episodes live in memory only.
+  std::shared_ptr<EpisodeJournal> journal;
+  /// close_idle() closes an episode that has seen no action for this long (seconds; 0: never).
+  double idle_timeout_s = 0;
 };
 
 /// Reset parameters; each optional overrides GymConfig::episode when set.
@@ -77,6 +84,12 @@ class Gym {
   EpisodeState state(const std::string& episode_id) const;
   /// Forgets the episode and cancels its queued evaluations; no error for an unknown id.
   void close(const std::string& episode_id);
+  /// Closes every episode idle (no step in flight, no action) for GymConfig::idle_timeout_s, with
+  /// that reason (a later request for it gets unknown_episode saying so); returns how many.
+  std::size_t close_idle();
+  /// Stops writing to the journal (server shutdown: the episodes its hang-ups close stay open
+  /// there, for the next server to resume).
+  void detach_journal();
 
   const std::vector<Task>& tasks() const noexcept { return tasks_; }
   GymMetrics metrics() const;
@@ -88,10 +101,15 @@ class Gym {
     Episode episode;
     bool busy = false;  // a step is in flight (guarded by mutex)
     std::uint64_t order = 0;
+    std::chrono::steady_clock::time_point active = std::chrono::steady_clock::now();  // last action
     explicit Slot(Episode e) : episode(std::move(e)) {}
   };
   std::shared_ptr<Slot> find(const std::string& episode_id) const;
   const Task& pick_task(const ResetRequest& r) const;
+  void resume();
+  std::shared_ptr<EpisodeJournal> journal() const;
+
+  std::map<std::string, std::string> closed_;  // recently closed by the gym: id -> reason (guarded by mutex_)
 
   std::vector<Task> tasks_;
   Scheduler& scheduler_;

@@ -12,11 +12,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "kgym/evaluator.hpp"
+#include "kgym/histogram.hpp"
 
 namespace kgym {
 
@@ -41,6 +43,11 @@ struct SchedulerMetrics {
   std::uint64_t submitted = 0, completed = 0, failed = 0, cancelled = 0;
   LatencySummary eval_ms;   ///< evaluator time per evaluation
   LatencySummary wait_ms;   ///< time from submit to a worker taking it
+  Histogram eval_seconds, wait_seconds;  ///< the same two, since start, for Prometheus
+  std::map<std::string, std::uint64_t> outcomes;  ///< verdicts per outcome name, since start
+  /// Evaluations whose candidate source the scheduler had sent before (its evaluator's
+  /// content-addressed build cache holds that build) and first seen, since start.
+  std::uint64_t builds_cached = 0, builds_cold = 0;
 };
 
 class Scheduler;
@@ -115,6 +122,10 @@ class Scheduler {
   int busy_ = 0;
   std::uint64_t submitted_ = 0, completed_ = 0, failed_ = 0, cancelled_ = 0;
   std::vector<double> eval_samples_, wait_samples_;
+  Histogram eval_hist_, wait_hist_;
+  std::map<std::string, std::uint64_t> outcomes_;
+  std::set<std::string> sources_;  // SHA-256 of every candidate source taken
+  std::uint64_t builds_cached_ = 0, builds_cold_ = 0;
   std::size_t eval_next_ = 0, wait_next_ = 0;
 };
 

@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "kgym/gym.hpp"
 
@@ -19,6 +22,9 @@ struct ServerConfig {
   std::size_t max_body_bytes = 1024 * 1024;    ///< larger HTTP bodies / WS messages: 413
   std::size_t max_connections = 1024;          ///< more at once get 503 CAPACITY_REACHED
   std::string version = KGYM_VERSION;
+  /// With `kgym serve --queue`: the queue's status (QueueEvaluator::status()), shown under
+  /// "queue" in /health and /metrics.json and as Prometheus series in /metrics.
+  std::function<nlohmann::json()> queue_status;
 };
 
 class Server {

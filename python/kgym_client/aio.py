@@ -47,7 +47,7 @@ class AsyncKgymClient:
         return await self._request("GET", "/health")
 
     async def metrics(self) -> dict:
-        return await self._request("GET", "/metrics")
+        return await self._request("GET", "/metrics.json")
 
     async def metadata(self) -> dict:
         return await self._request("GET", "/metadata")

@@ -47,7 +47,7 @@ class KgymClient:
         return self._request("GET", "/health")
 
     def metrics(self) -> dict:
-        return self._request("GET", "/metrics")
+        return self._request("GET", "/metrics.json")
 
     def metadata(self) -> dict:
         return self._request("GET", "/metadata")

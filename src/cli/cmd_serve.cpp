@@ -16,6 +16,8 @@
 #include "kgym/error.hpp"
 #include "kgym/evaluator.hpp"
 #include "kgym/gym.hpp"
+#include "kgym/journal.hpp"
+#include "kgym/queue.hpp"
 #include "kgym/returns.hpp"
 #include "kgym/server.hpp"
 #include "kgym/options.hpp"
@@ -55,6 +57,12 @@ struct ServeArgs {
   double roofline_bandwidth_gbs = 0;  // 0: no roofline floors
   double roofline_peak_tflops = 0;
   bool verbose = false;
+  std::string queue;        // redis://HOST:PORT: judge on `kgym worker`s (docs/deploy.md)
+  std::string queue_prefix = "kgym";
+  int queue_in_flight = 256;
+  double queue_job_timeout_s = 0;
+  std::string store;        // SQLite file of the episode journal
+  double idle_timeout_s = 3600;
 };
 
 /// Roofline floors (ms) per task id from the suite's manifest.json (written by `kgym tasks
@@ -85,6 +93,8 @@ std::map<std::string, double> roofline_floors(const Suite& suite, double bandwid
   return floors;
 }
 
+}  // namespace
+
 /// "cpu" | "cuda" | "cuda:0,cuda:1" -> devices (parse_device each). Throws Error(usage) for anything else.
 std::vector<Device> parse_devices(const std::string& spec) {
   std::vector<Device> out;
@@ -93,6 +103,8 @@ std::vector<Device> parse_devices(const std::string& spec) {
   if (out.empty()) throw Error(ErrorKind::usage, "--devices is empty; use cpu or cuda:0,...");
   return out;
 }
+
+namespace {
 
 /// The built-in default suite, as `kgym eval` runs it without --suite: the examples' tasks
 /// (examples/suite, root `suite.root`) and the generated default suite (kgym tasks list).
@@ -127,8 +139,22 @@ void run_serve(const ServeArgs& a) {
     suite = load_suite(a.suite);
   }
   std::vector<Scheduler::Device> devices;
+  std::shared_ptr<QueueEvaluator> queue;
+  if (!a.queue.empty()) {
+    // The devices are the workers' (kgym worker --devices); --devices still picks the prompt's backend.
+    QueueOptions qo;
+    qo.url = parse_queue_url(a.queue);
+    qo.prefix = a.queue_prefix;
+    qo.job_timeout_s = a.queue_job_timeout_s;
+    if (a.queue_in_flight < 1) throw Error(ErrorKind::usage, "--queue-in-flight must be >= 1");
+    queue = std::make_shared<QueueEvaluator>(qo);
+  }
   for (const Device& device : parsed_devices) {
     const std::string d = device.name();
+    if (queue) {
+      if (devices.empty()) devices.push_back({"queue", queue});
+      continue;
+    }
     EngineOptions eo;
     eo.device = d;
     eo.python = a.python;
@@ -149,7 +175,7 @@ void run_serve(const ServeArgs& a) {
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a turn then takes
   // minutes and may run out of memory (fresh-user run, session 18: an honest ReLU's turn ended
   // in runtime_error after 119 s). As in eval: a size constant of 65536 or more says so.
-  if (a.evaluator == "engine" && a.scale == 1.0 &&
+  if (!queue && a.evaluator == "engine" && a.scale == 1.0 &&
       std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.name == "cpu"; })) {
     const auto large = std::count_if(suite.tasks.begin(), suite.tasks.end(), has_full_size_inputs);
     if (large > 0)
@@ -159,6 +185,8 @@ void run_serve(const ServeArgs& a) {
   }
   config.eval.policy_profile = profile;  // each turn takes its episode's (Gym::step)
   config.max_episodes = a.max_episodes;
+  config.idle_timeout_s = a.idle_timeout_s;
+  if (!a.store.empty()) config.journal = std::make_shared<EpisodeJournal>(a.store);
   auto floors = std::make_shared<std::map<std::string, double>>(
       roofline_floors(suite, a.roofline_bandwidth_gbs, a.roofline_peak_tflops));
   config.roofline_floor = [floors](const Task& t) -> std::optional<double> {
@@ -179,25 +207,42 @@ void run_serve(const ServeArgs& a) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  Scheduler scheduler(std::move(devices), a.workers_per_device);
+  Scheduler scheduler(std::move(devices), queue ? a.queue_in_flight : a.workers_per_device);
   Gym gym(std::move(suite.tasks), scheduler, config);
   ServerConfig sc;
+  if (queue) sc.queue_status = [queue] { return queue->status(); };
   sc.host = a.host;
   sc.port = static_cast<std::uint16_t>(a.port);
   Server server(gym, scheduler, sc);
   std::uint16_t port = server.start();
-  std::printf("kgym serve: listening on http://%s:%u (%zu tasks, devices %s, %d workers per device, evaluator %s)\n",
-              a.host.c_str(), port, gym.tasks().size(), a.devices.c_str(), a.workers_per_device, a.evaluator.c_str());
+  if (queue) {
+    std::printf("kgym serve: listening on http://%s:%u (%zu tasks, queue %s, up to %d evaluations in flight)\n",
+                a.host.c_str(), port, gym.tasks().size(), a.queue.c_str(), a.queue_in_flight);
+  } else {
+    std::printf("kgym serve: listening on http://%s:%u (%zu tasks, devices %s, %d workers per device, evaluator %s)\n",
+                a.host.c_str(), port, gym.tasks().size(), a.devices.c_str(), a.workers_per_device, a.evaluator.c_str());
+  }
   std::fflush(stdout);
   int sig = 0;
-  sigwait(&signals, &sig);
+  const timespec second{1, 0};
+  for (;;) {  // wakes every second to close idle episodes
+    sig = sigtimedwait(&signals, nullptr, &second);
+    if (sig > 0) break;
+    if (std::size_t n = gym.close_idle()) spdlog::info("kgym serve: closed {} idle episode(s)", n);
+  }
   spdlog::info("kgym serve: signal {}, stopping", sig);
+  gym.detach_journal();  // episodes the hang-ups close stay open in the journal, for the next start
   server.stop();
 }
 
 }  // namespace
 
 void register_evaluator(const std::string& name, EvaluatorFactory factory) { evaluators()[name] = std::move(factory); }
+
+const EvaluatorFactory* find_evaluator(const std::string& name) {
+  const auto it = evaluators().find(name);
+  return it == evaluators().end() ? nullptr : &it->second;
+}
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ServeArgs>();
@@ -227,6 +272,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--roofline-peak-tflops", args->roofline_peak_tflops,
                   "Device peak TFLOP/s for roofline floors from the suite's manifest.json");
   cmd->add_flag("--verbose", args->verbose, "Log the engine's worker activity");
+  cmd->add_option("--queue", args->queue,
+                  "Judge on `kgym worker`s through Redis Streams at redis://HOST:PORT (docs/deploy.md); default: in this process");
+  cmd->add_option("--queue-prefix", args->queue_prefix, "Prefix of the queue's Redis keys (the workers' --queue-prefix)")->capture_default_str();
+  cmd->add_option("--queue-in-flight", args->queue_in_flight, "With --queue: evaluations on the queue at once")->capture_default_str();
+  cmd->add_option("--queue-job-timeout", args->queue_job_timeout_s,
+                  "With --queue: seconds without a verdict before a step fails (0: wait)")->capture_default_str();
+  cmd->add_option("--store", args->store,
+                  "SQLite file where episodes and verdicts are written as they happen; a restart with it resumes the open episodes");
+  cmd->add_option("--episode-idle-timeout", args->idle_timeout_s,
+                  "Close an episode after this many seconds without an action (0: never)")->capture_default_str();
   cmd->callback([args, &exit_code] {
     run_serve(*args);
     exit_code = kExitOk;

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +26,8 @@ using EvaluatorFactory = std::function<std::unique_ptr<Evaluator>(const EngineOp
 /// tests' build/kgym-test adds "scripted", a test double (tests/support/scripted_evaluator.hpp).
 /// Call before run_cli.
 void register_evaluator(const std::string& name, EvaluatorFactory factory);
+/// The factory registered as `name`, or nullptr (cmd_serve.cpp; kgym worker uses it too).
+const EvaluatorFactory* find_evaluator(const std::string& name);
 
 void add_eval_command(CLI::App& app, int& exit_code);
 /// `kgym check`: the policy gate on candidate files or JSONL rows (cmd_check.cpp).
@@ -37,5 +40,10 @@ void add_serve_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 /// `kgym generate`: candidates from an OpenAI-compatible endpoint into a run directory (cmd_generate.cpp).
 void add_generate_command(CLI::App& app, int& exit_code);
+/// `kgym worker`: judges jobs of the Redis Streams queue (cmd_worker.cpp).
+void add_worker_command(CLI::App& app, int& exit_code);
+
+/// "cpu" | "cuda" | "cuda:0,cuda:1" -> devices (cmd_serve.cpp). Throws Error(usage) for anything else.
+std::vector<Device> parse_devices(const std::string& spec);
 
 }  // namespace kgym::cli

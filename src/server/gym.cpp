@@ -2,6 +2,8 @@
 #include <chrono>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "kgym/gym.hpp"
 
 namespace kgym {
@@ -26,6 +28,38 @@ bool in_split(const Task& t, const std::string& split) {
 Gym::Gym(std::vector<Task> tasks, Scheduler& scheduler, GymConfig config)
     : tasks_(std::move(tasks)), scheduler_(scheduler), config_(std::move(config)) {
   if (tasks_.empty()) throw Error(ErrorKind::usage, "the environment needs at least one task (an empty suite?)");
+  if (config_.journal) resume();
+}
+
+std::shared_ptr<EpisodeJournal> Gym::journal() const {
+  std::lock_guard lock(mutex_);
+  return config_.journal;
+}
+
+void Gym::detach_journal() {
+  std::lock_guard lock(mutex_);
+  config_.journal.reset();
+}
+
+void Gym::resume() {
+  // Rebuild each open episode of the journal: the same options, its turns replayed in order.
+  for (auto& j : config_.journal->open_episodes()) {
+    const Task* task = nullptr;
+    for (const auto& t : tasks_) {
+      if (t.id == j.task_id) task = &t;
+    }
+    if (!task) {
+      config_.journal->close(j.id, "its task " + j.task_id + " is not in the suite of the restarted server");
+      continue;
+    }
+    auto slot = std::make_shared<Slot>(Episode(j.id, *task, j.options));
+    for (auto& turn : j.turns) {
+      if (slot->episode.done()) break;
+      slot->episode.record_submission(std::move(turn.code), std::move(turn.verdict));
+    }
+    slot->order = next_order_++;
+    episodes_.emplace(j.id, slot);
+  }
 }
 
 const Task& Gym::pick_task(const ResetRequest& r) const {
@@ -94,7 +128,9 @@ Observation Gym::reset(const ResetRequest& r) {
     }
     slot->order = next_order_++;
     episodes_.emplace(id, slot);
+    closed_.erase(id);
   }
+  if (auto journal = this->journal()) journal->open(id, task.id, o);
   ++resets_;
   return obs;
 }
@@ -103,6 +139,14 @@ std::shared_ptr<Gym::Slot> Gym::find(const std::string& episode_id) const {
   std::lock_guard lock(mutex_);
   auto it = episodes_.find(episode_id);
   if (it == episodes_.end()) {
+    auto closed = closed_.find(episode_id);
+    std::optional<std::string> reason;
+    if (closed != closed_.end()) reason = closed->second;
+    else if (config_.journal) reason = config_.journal->close_reason(episode_id);
+    if (reason) {
+      throw RequestError(RequestProblem::unknown_episode, "episode \"" + episode_id + "\" was closed: " + *reason +
+                                                              "; call reset for a new one");
+    }
     throw RequestError(RequestProblem::unknown_episode,
                        "no open episode \"" + episode_id + "\"; call reset first (episodes are dropped on close)");
   }
@@ -115,7 +159,11 @@ Observation Gym::step(const std::string& episode_id, const Action& action, const
   if (action.type != Action::Type::submit_kernel) {
     std::lock_guard sl(slot->mutex);
     if (slot->busy) throw RequestError(RequestProblem::episode_busy, "a step of episode " + episode_id + " is in flight");
-    return action.type == Action::Type::finalize ? slot->episode.finalize() : slot->episode.inspect(action.turn);
+    slot->active = std::chrono::steady_clock::now();
+    if (action.type != Action::Type::finalize) return slot->episode.inspect(action.turn);
+    Observation obs = slot->episode.finalize();
+    if (auto journal = this->journal()) journal->close(episode_id, "finalized");
+    return obs;
   }
   std::string code = extract_code(action.code);
   Task task;
@@ -138,6 +186,7 @@ Observation Gym::step(const std::string& episode_id, const Action& action, const
     ~Release() {
       std::lock_guard sl(s.mutex);
       s.busy = false;
+      s.active = std::chrono::steady_clock::now();
     }
   } release{*slot};
   ++active_steps_;
@@ -159,7 +208,12 @@ Observation Gym::step(const std::string& episode_id, const Action& action, const
   }
   Verdict verdict = ticket->get();  // rethrows evaluator errors and cancellation
   std::lock_guard sl(slot->mutex);
+  const std::string judged_code = code;
   Observation obs = slot->episode.record_submission(std::move(code), std::move(verdict));
+  if (auto journal = this->journal()) {
+    journal->add_turn(episode_id, slot->episode.turns_used(), judged_code, slot->episode.turns().back().verdict);
+    if (obs.done) journal->close(episode_id, "done: all " + std::to_string(obs.max_turns) + " turns used");
+  }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   std::lock_guard lock(mutex_);
   if (step_samples_.size() < 4096) {
@@ -178,11 +232,43 @@ EpisodeState Gym::state(const std::string& episode_id) const {
 }
 
 void Gym::close(const std::string& episode_id) {
+  bool was_open = false;
   {
     std::lock_guard lock(mutex_);
-    episodes_.erase(episode_id);
+    was_open = episodes_.erase(episode_id) > 0;
   }
+  if (auto journal = this->journal(); journal && was_open) journal->close(episode_id, "closed by the client");
   scheduler_.cancel_owner(episode_id);
+}
+
+std::size_t Gym::close_idle() {
+  if (config_.idle_timeout_s <= 0) return 0;
+  const auto now = std::chrono::steady_clock::now();
+  const auto limit = std::chrono::duration<double>(config_.idle_timeout_s);
+  const std::string reason =
+      fmt::format("idle for more than {:g} s (kgym serve --episode-idle-timeout)", config_.idle_timeout_s);
+  std::vector<std::string> idle;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = episodes_.begin(); it != episodes_.end();) {
+      std::unique_lock sl(it->second->mutex, std::try_to_lock);
+      if (sl.owns_lock() && !it->second->busy && now - it->second->active > limit) {
+        idle.push_back(it->first);
+        if (closed_.size() >= 4096) closed_.erase(closed_.begin());
+        closed_[it->first] = reason;
+        sl.unlock();
+        it = episodes_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  auto journal = this->journal();
+  for (const auto& id : idle) {
+    if (journal) journal->close(id, reason);
+    scheduler_.cancel_owner(id);
+  }
+  return idle.size();
 }
 
 GymMetrics Gym::metrics() const {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kgym/episode.hpp"
+#include "kgym/hash.hpp"
 #include "kgym/scheduler.hpp"
 
 namespace kgym {
@@ -166,6 +167,8 @@ void Scheduler::work(std::size_t device_index) {
       ++busy_;
       ++device_busy_[device_index];
       add_sample(wait_samples_, wait_next_, ms_since(t->submitted_at_));
+      wait_hist_.observe(ms_since(t->submitted_at_) / 1e3);
+      ++(sources_.insert(sha256_hex(t->candidate_.code)).second ? builds_cold_ : builds_cached_);
     }
     auto started = std::chrono::steady_clock::now();
     std::optional<Verdict> verdict;
@@ -183,6 +186,8 @@ void Scheduler::work(std::size_t device_index) {
       --device_busy_[device_index];
       ++(error ? failed_ : completed_);
       add_sample(eval_samples_, eval_next_, ms_since(started));
+      eval_hist_.observe(ms_since(started) / 1e3);
+      if (verdict) ++outcomes_[std::string(to_string(verdict->outcome))];
     }
     if (error) {
       t->promise_.set_exception(error);
@@ -207,6 +212,11 @@ SchedulerMetrics Scheduler::metrics() const {
   m.cancelled = cancelled_;
   m.eval_ms = summarize_latencies(eval_samples_);
   m.wait_ms = summarize_latencies(wait_samples_);
+  m.eval_seconds = eval_hist_;
+  m.wait_seconds = wait_hist_;
+  m.outcomes = outcomes_;
+  m.builds_cached = builds_cached_;
+  m.builds_cold = builds_cold_;
   return m;
 }
 

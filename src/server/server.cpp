@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api_json.hpp"
+#include "prometheus.hpp"
 #include "kgym/returns.hpp"
 
 namespace kgym {
@@ -107,7 +108,18 @@ struct Server::Impl {
             {"busy_workers", m.busy_workers},
             {"workers", m.workers},
             {"open_episodes", g.open_episodes},
-            {"eval_latency_ms", latency_json(m.eval_ms)}};
+            {"eval_latency_ms", latency_json(m.eval_ms)},
+            {"queue", queue_status()}};
+  }
+
+  json queue_status() { return config.queue_status ? config.queue_status() : json(nullptr); }
+
+  /// GET /metrics answers Prometheus text unless the client asks for JSON (Accept:
+  /// application/json); /metrics.json is always JSON.
+  bool wants_prometheus(const http::request<http::string_body>& req) {
+    const std::string target(req.target());
+    return req.method() == http::verb::get && target.substr(0, target.find('?')) == "/metrics" &&
+           std::string(req[http::field::accept]).find("application/json") == std::string::npos;
   }
 
   json metrics() {
@@ -127,7 +139,9 @@ struct Server::Impl {
             {"active_steps", g.active_steps},
             {"resets", g.resets},
             {"steps", g.steps},
-            {"errors", g.errors}};
+            {"errors", g.errors},
+            {"outcomes", m.outcomes},
+            {"queue", queue_status()}};
   }
 
   json metadata() {
@@ -157,7 +171,7 @@ struct Server::Impl {
       }
     };
     if (path == "/health") return require(http::verb::get), std::pair{200, health()};
-    if (path == "/metrics") return require(http::verb::get), std::pair{200, metrics()};
+    if (path == "/metrics" || path == "/metrics.json") return require(http::verb::get), std::pair{200, metrics()};
     if (path == "/metadata") return require(http::verb::get), std::pair{200, metadata()};
     if (path == "/schema") return require(http::verb::get), std::pair{200, api::schemas()};
     if (path == "/reset") {
@@ -290,6 +304,22 @@ struct Server::Impl {
           }
           serve_websocket(std::move(socket), req);
           return;
+        }
+        if (wants_prometheus(req)) {
+          http::response<http::string_body> res{http::status::ok, req.version()};
+          res.set(http::field::server, "kgym/" + config.version);
+          res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+          res.keep_alive(req.keep_alive());
+          try {
+            res.body() = api::prometheus_text(scheduler.metrics(), gym.metrics(), queue_status());
+          } catch (const std::exception& e) {
+            res.result(http::status::internal_server_error);
+            res.body() = std::string("# kgym: metrics failed: ") + e.what() + "\n";
+          }
+          res.prepare_payload();
+          http::write(socket, res, ec);
+          if (ec || !req.keep_alive()) break;
+          continue;
         }
         int status = 200;
         json body;

@@ -377,7 +377,7 @@ TEST(Server, BadRequestsGetTheErrorShape) {
   Reply ok = post(f.port, "/step", {{"episode_id", id}, {"action", {{"type", "submit_kernel"}, {"code", "speedup=1.5"}}}});
   EXPECT_EQ(ok.status, 200) << ok.body.dump();
   EXPECT_EQ(ok.body["observation"]["turn"], 1);
-  Reply m = call(f.port, http::verb::get, "/metrics");
+  Reply m = call(f.port, http::verb::get, "/metrics.json");
   EXPECT_GE(m.body["errors"].get<int>(), 11);
   Reply schema = call(f.port, http::verb::get, "/schema");
   EXPECT_TRUE(schema.body.contains("action") && schema.body.contains("observation") && schema.body.contains("state"));
@@ -416,7 +416,7 @@ TEST(Server, SixtyFourConcurrentSessionsSeeOnlyTheirOwnResults) {
   for (auto& t : threads) t.join();
   for (int i = 0; i < kSessions; ++i) EXPECT_EQ(problems[i], "") << "session " << i;
   EXPECT_EQ(ok.load(), kSessions);
-  Reply m = call(f.port, http::verb::get, "/metrics");
+  Reply m = call(f.port, http::verb::get, "/metrics.json");
   EXPECT_EQ(m.body["evaluations"]["completed"], 2 * kSessions);
   EXPECT_EQ(m.body["eval_latency_ms"]["count"], 2 * kSessions);
 }
@@ -470,7 +470,7 @@ TEST(Server, DisconnectingClientCancelsItsQueuedWork) {
   }
   json m;
   for (int i = 0; i < 600; ++i) {
-    m = call(f.port, http::verb::get, "/metrics").body;
+    m = call(f.port, http::verb::get, "/metrics.json").body;
     if (m["evaluations"]["cancelled"] == 1) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
