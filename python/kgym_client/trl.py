@@ -224,11 +224,14 @@ def kernel_rollout_func(url: str, task_of_prompt: Callable[[object], str], turns
                 env_mask[i] += [0] * len(feedback)
                 logprobs[i] += [0.0] * len(feedback)
                 context[i] += feedback
-        finals = client.step_many([(e, {"type": "finalize"}) for e, d in zip(episodes, done) if not d])
+        open_ones = [(e, {"type": "finalize"}) for e, d in zip(episodes, done) if not d]
+        finals = client.step_many(open_ones) if open_ones else []
         ended = iter(finals)
         kgym_return = []
         for e, d in zip(episodes, done):
             r = client.state(e) if d else next(ended)
+            if isinstance(r, Exception):
+                raise r
             rets = (r.get("returns") if isinstance(r, dict) else r.observation.get("returns")) or {}
             kgym_return.append(float((rets.get("returns") or [0.0])[0]))
             client.close(e)

@@ -254,11 +254,12 @@ json BatchRunner::reward(const json& body, const std::string& raw_body) {
       errors.push_back(r["data"]["code"].get<std::string>() + ": " + r["data"]["message"].get<std::string>());
     }
   }
-  double passed = 0;
-  for (const auto& o : outcomes) passed += o == "passed" ? 1 : 0;
+  json passed = json::array();
+  for (const auto& o : outcomes) passed.push_back(o == "passed" ? 1.0 : 0.0);
+  // extra_logs: one number per sample under each key (OpenRLHF logs them per sample).
   return {{"rewards", rewards},
           {"scores", rewards},
-          {"extra_logs", {{"kgym_passed", outcomes.empty() ? 0.0 : passed / outcomes.size()}}},
+          {"extra_logs", {{"kgym_passed", passed}}},
           {"outcomes", outcomes},
           {"speedup_eager", speedups},
           {"errors", errors}};

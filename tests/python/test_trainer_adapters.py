@@ -273,3 +273,40 @@ def test_pip_install_and_lazy_trainer_imports(tmp_path):
                           env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "Judges"
+
+
+# ---- TRL rollout_func (the group per turn in one request) -----------------------------------------
+
+def test_trl_rollout_func_masks_feedback_and_returns_r1_plus_04_r2(scripted_server):
+    pytest.importorskip("trl", reason="TRL is not installed (scripts/install.sh installs it)")
+    from kgym_client.trl import kernel_rollout_func, kgym_return_reward
+    from tiny_lm import build_tokenizer
+
+    tok = build_tokenizer([WRONG, FAST, "Write ModelNew. Outcome: passed incorrect"], vocab_size=400)
+    plan = {0: [WRONG, FAST], 1: [FAST, WRONG]}  # rollout -> its two turns
+    calls = []
+
+    def generate(trainer, prompt_ids, max_new_tokens):
+        turn = len(calls)
+        calls.append(len(prompt_ids))
+        ids = [tok(plan[i][turn], add_special_tokens=False)["input_ids"] for i in range(len(prompt_ids))]
+        return ids, [[-1.0] * len(x) for x in ids]
+
+    before = KgymClient(scripted_server.url).metrics()["evaluations"]["submitted"]
+    rollout = kernel_rollout_func(scripted_server.url, lambda p: "relu", turns=2, gamma=0.4, reward="kevin",
+                                  generate=generate)
+    trainer = types.SimpleNamespace(processing_class=tok)
+    out = rollout([[{"role": "user", "content": "Write ModelNew."}]] * 2, trainer)
+    assert calls == [2, 2]  # each turn: the whole group in one generate call
+    assert KgymClient(scripted_server.url).metrics()["evaluations"]["submitted"] - before == 4
+    for i in range(2):
+        n1 = len(tok(plan[i][0], add_special_tokens=False)["input_ids"])
+        n2 = len(tok(plan[i][1], add_special_tokens=False)["input_ids"])
+        mask = out["env_mask"][i]
+        fb = len(mask) - n1 - n2
+        assert fb > 0 and mask == [1] * n1 + [0] * fb + [1] * n2
+        assert len(out["completion_ids"][i]) == len(out["logprobs"][i]) == len(mask)
+        assert "Outcome: " in tok.decode(out["completion_ids"][i][n1:n1 + fb])
+    # kevin: WRONG 0, FAST 0.3 + 2.0; return r1 + 0.4 r2
+    assert out["kgym_return"] == [pytest.approx(0.4 * 2.3), pytest.approx(2.3)]
+    assert kgym_return_reward([None, None], kgym_return=out["kgym_return"]) == out["kgym_return"]
