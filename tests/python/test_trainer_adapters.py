@@ -259,9 +259,11 @@ def test_observation_carries_outcome_case_timing_interval_within_budget(scripted
 # ---- the pip package ------------------------------------------------------------------------------
 
 def test_pip_install_and_lazy_trainer_imports(tmp_path):
-    target = tmp_path / "site"
+    import shutil
+    src, target = tmp_path / "python", tmp_path / "site"  # a copy, so the build leaves nothing in the checkout
+    shutil.copytree(ROOT / "python", src, ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                           "--target", str(target), str(ROOT / "python")], capture_output=True, text=True, timeout=300)
+                           "--target", str(target), str(src)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (target / "kgym_client" / "trl.py").exists() and not (target / "kgym_worker").exists()
     check = ("import sys, kgym_client, kgym_client.trl, kgym_client.verl, kgym_client.skyrl, kgym_client.openrlhf\n"
