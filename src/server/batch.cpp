@@ -1,6 +1,8 @@
 // Batch routes: a group of evaluations in one request, answered in order (batch.hpp).
 #include "batch.hpp"
 
+#include "api_json.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <functional>

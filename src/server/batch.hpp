@@ -15,10 +15,12 @@
 // joins the batch already running or finished rather than evaluating again.
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
