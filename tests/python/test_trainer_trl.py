@@ -99,7 +99,9 @@ def test_grpo_trainer_environment_factory(engine_server, tmp_path, monkeypatch):
     assert honest_turns, "the server judged no honest submission"
     for t in honest_turns:
         assert t["reward"] == pytest.approx(0.3 + t["speedup_eager"])
-    assert {round(t["reward"], 9) for t in honest_turns} <= {round(r, 9) for r in rewards["honest"]}
+    # the trainer keeps rewards as float32
+    for t in honest_turns:
+        assert any(r == pytest.approx(t["reward"], rel=1e-6) for r in rewards["honest"]), (t, rewards)
 
 
 def _turns(client, env):
