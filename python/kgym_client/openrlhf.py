@@ -65,6 +65,7 @@ def _build():
             super().__init__(AgentInstance)
 
     AgentInstance.__module__ = AgentExecutor.__module__ = __name__
+    AgentInstance.__qualname__, AgentExecutor.__qualname__ = "AgentInstance", "AgentExecutor"
     return {"AgentInstance": AgentInstance, "AgentExecutor": AgentExecutor}
 
 

@@ -70,7 +70,7 @@ def _build():
                 self.client.close(self.episode_id)
                 self.episode_id = None
 
-    KgymTextEnv.__module__ = __name__
+    KgymTextEnv.__module__, KgymTextEnv.__qualname__ = __name__, "KgymTextEnv"
     return KgymTextEnv
 
 

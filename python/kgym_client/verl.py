@@ -101,7 +101,6 @@ async def run_episode(loop, sampling_params: dict, row: dict):
 def _build():
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 
-    @register("kgym_agent")
     class KgymAgentLoop(AgentLoopBase):
         """kgym episodes as a verl agent loop (see the module docstring)."""
 
@@ -112,8 +111,9 @@ def _build():
                                    response_logprobs=logprobs, reward_score=reward, num_turns=2 * turns + 1,
                                    metrics={}, extra_fields=extra)
 
-    KgymAgentLoop.__module__ = __name__
-    return KgymAgentLoop
+    # importable as kgym_client.verl.KgymAgentLoop (verl's registry and Ray pickle it by that name)
+    KgymAgentLoop.__module__, KgymAgentLoop.__qualname__ = __name__, "KgymAgentLoop"
+    return register("kgym_agent")(KgymAgentLoop)
 
 
 _built = {}

@@ -65,7 +65,9 @@ def test_skyrl_env_registered_and_stepped(scripted_server):
     from skyrl_gym.envs.base_text_env import BaseTextEnv
 
     namespace = {"URL": scripted_server.url, "completion": WRONG}
-    exec(compile(snippet("skyrl"), "docs/trainers.md:skyrl", "exec"), namespace)
+    # the doc's task id becomes the scripted suite's task "relu"
+    code = snippet("skyrl").replace('"L1/19_ReLU"', '"relu"')
+    exec(compile(code, "docs/trainers.md:skyrl", "exec"), namespace)
     env, prompt, out = namespace["env"], namespace["prompt"], namespace["out"]
     assert isinstance(env, BaseTextEnv)
     assert "torch.relu" in prompt[0]["content"] and prompt[0]["role"] == "user"
@@ -152,7 +154,8 @@ def test_verl_agent_loop_and_compute_score(scripted_server, monkeypatch):
     assert "Outcome: incorrect" in tok.decode(out.response_ids[n1:n1 + feedback_len])
     assert out.reward_score == pytest.approx(0.0 + 0.4 * 2.3)  # kevin, r1 + 0.4 r2
     # compute_score: the snippet of docs/trainers.md
-    code = "async def _snippet():\n" + "".join("    " + line + "\n" for line in snippet("verl").splitlines()) + \
+    lines = snippet("verl").replace('"L1/19_ReLU"', '"relu"').splitlines()
+    code = "async def _snippet():\n" + "".join("    " + line + "\n" for line in lines) + \
            "    return score\n"
     namespace = {"URL": scripted_server.url, "completion": "Answer:\n```python\n" + FAST + "```"}
     exec(compile(code, "docs/trainers.md:verl", "exec"), namespace)
