@@ -50,11 +50,13 @@ def test_grpo_trainer_environment_factory(engine_server, tmp_path, monkeypatch):
     before = [p.detach().clone() for p in model.parameters()]
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": "Write a fast ReLU."}], "task_id": TASK}] * 4)
 
+    real_config = trl.GRPOConfig
+
     def test_config(**kw):  # the snippet's GRPOConfig plus what a CPU test needs
         kw.update(output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, max_steps=2, use_cpu=True,
                   max_completion_length=512, report_to="none", save_strategy="no", logging_steps=1,
                   learning_rate=1e-2)
-        return trl.GRPOConfig(**kw)
+        return real_config(**kw)
 
     namespace = {"model": model, "tokenizer": tokenizer, "dataset": dataset, "URL": engine_server.url}
     code = snippet("trl").replace("trainer.train()", "")
