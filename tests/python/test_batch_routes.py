@@ -5,6 +5,7 @@ The 64-candidate group runs on the real engine (CPU, examples/suite, profile off
 is checked against `kgym eval` on the same code; the routes' other behaviours use the scripted
 evaluator (deterministic verdicts, `# kgym-script:` lines)."""
 import json
+import os
 import random
 import sys
 import time
@@ -47,6 +48,10 @@ def get(url, path):
 
 
 def test_evaluate_many_64_candidates_match_kgym_eval(engine_server, tmp_path):
+    """64 candidates in one request, in a shuffled order of four kinds, each made distinct by a
+    trailing comment line. By default `kgym eval` judges the four bodies and each answer must match
+    its body's verdict (a comment changes no gate); KGYM_BATCH_EVAL_ALL=1 has `kgym eval` judge
+    all 64 files as sent (about 12 minutes on a loaded 2-core machine, so not in CI)."""
     rng = random.Random(7)
     kinds = [name for name in KINDS for _ in range(16)]
     rng.shuffle(kinds)
@@ -55,17 +60,20 @@ def test_evaluate_many_64_candidates_match_kgym_eval(engine_server, tmp_path):
     results = client.evaluate_many(TASK, codes, policy_profile="off", wait_s=30)
     assert len(results) == 64
     assert not [r for r in results if isinstance(r, Exception)], "an evaluation was lost"
-    verdicts = kgym_eval({f"c{i}": c for i, c in enumerate(codes)}, TASK, tmp_path)
-    assert len(verdicts) == 64
-    for i, r in enumerate(results):
-        v = verdicts[f"c{i}"]
+    if os.environ.get("KGYM_BATCH_EVAL_ALL") == "1":
+        verdicts = kgym_eval({f"c{i}": c for i, c in enumerate(codes)}, TASK, tmp_path)
+        expected = [verdicts[f"c{i}"] for i in range(64)]
+    else:
+        verdicts = kgym_eval(dict(KINDS), TASK, tmp_path)
+        expected = [verdicts[k] for k in kinds]
+    for i, (r, v) in enumerate(zip(results, expected)):
         assert r.feedback["outcome"] == v["outcome"], f"candidate {i} ({kinds[i]})"
         assert r.done and r.observation["task_id"] == v["task_id"]
         if v["outcome"] == "passed":  # kevin: 0.3 + the speedup each evaluation measured
             assert r.reward == pytest.approx(0.3 + r.feedback["speedup_eager"])
         else:
             assert r.reward == v["reward"]
-    assert {v["outcome"] for v in verdicts.values()} >= {"passed", "incorrect", "contract_violation"}
+    assert {v["outcome"] for v in expected} >= {"passed", "incorrect", "contract_violation"}
 
 
 def test_batch_still_running_answers_a_handle(scripted_server):
