@@ -55,6 +55,14 @@ def parse_result(payload: dict) -> StepResult:
     return StepResult(payload.get("observation", {}), payload.get("reward"), bool(payload.get("done", False)), payload)
 
 
+def batch_item(payload: dict):
+    """One answer of a batch: a StepResult, or the KgymError of an item that failed."""
+    if isinstance(payload, dict) and payload.get("type") == "error":
+        data = payload.get("data") or {}
+        return KgymError(data.get("code", "UNKNOWN"), data.get("message", ""), payload.get("status"))
+    return parse_result(payload)
+
+
 def raise_for_error(payload: Any, status: Optional[int] = None) -> None:
     if isinstance(payload, dict) and payload.get("type") == "error":
         data = payload.get("data") or {}

@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from ._protocol import (OP_BINARY, OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, ConnectionClosed, KgymError,
                         StepResult, check_handshake, dumps, encode_frame, frame_header, handshake_request,
-                        parse_result, raise_for_error, reset_body, split_url, unmask)
+                        batch_item, parse_result, raise_for_error, reset_body, split_url, unmask)
 
 
 class AsyncKgymClient:
@@ -80,6 +80,22 @@ class AsyncKgymClient:
     async def advantages(self, returns: list, method: str = "grpo") -> list:
         reply = await self._request("POST", "/advantages", {"returns": list(returns), "method": method})
         return reply["advantages"]
+
+    async def _batch(self, path: str, body: dict, wait_s: float) -> list:
+        answer = await self._request("POST", path, {**body, "wait_s": wait_s}, timeout=wait_s + self.timeout)
+        while answer.get("status") == "running":  # 202: still running; poll its handle
+            answer = await self._request("GET", f"/batch?handle={answer['handle']}&wait_s={wait_s}",
+                                         timeout=wait_s + self.timeout)
+        return [batch_item(x) for x in answer["results"]]
+
+    async def evaluate_many(self, task_id: str, codes: list, wait_s: float = 60.0, **options) -> list:
+        """As KgymClient.evaluate_many: one group of candidates for one task, answers in order."""
+        return await self._batch("/evaluate_many", {"task_id": task_id, "codes": list(codes), "options": options},
+                                 wait_s)
+
+    async def step_many(self, steps: list, wait_s: float = 60.0) -> list:
+        """As KgymClient.step_many: `steps` is a list of (episode_id, action dict)."""
+        return await self._batch("/step_many", {"steps": [{"episode_id": e, "action": a} for e, a in steps]}, wait_s)
 
 
 class AsyncKgymSession:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from ._protocol import (OP_BINARY, OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, ConnectionClosed, KgymError,
                         StepResult, check_handshake, dumps, encode_frame, frame_header, handshake_request,
-                        parse_result, raise_for_error, reset_body, split_url, unmask)
+                        batch_item, parse_result, raise_for_error, reset_body, split_url, unmask)
 
 
 class KgymClient:
@@ -83,6 +83,26 @@ class KgymClient:
     def advantages(self, returns: list, method: str = "grpo") -> list:
         """Group-relative advantages ("grpo" or "dr_grpo") of one group's returns, computed by the gym."""
         return self._request("POST", "/advantages", {"returns": list(returns), "method": method})["advantages"]
+
+    def _batch(self, path: str, body: dict, wait_s: float) -> list:
+        answer = self._request("POST", path, {**body, "wait_s": wait_s}, timeout=wait_s + self.timeout)
+        while answer.get("status") == "running":  # 202: still running; poll its handle
+            answer = self._request("GET", f"/batch?handle={answer['handle']}&wait_s={wait_s}",
+                                   timeout=wait_s + self.timeout)
+        return [batch_item(x) for x in answer["results"]]
+
+    def evaluate_many(self, task_id: str, codes: list, wait_s: float = 60.0, **options) -> list:
+        """Judges a group of candidates for one task in one request (POST /evaluate_many): one
+        single-turn episode per code. Returns one StepResult per code, in order, or a KgymError
+        instance for a code whose evaluation failed on the trusted side. `options` as in reset
+        (reward, policy_profile, ...). A batch not done within `wait_s` is polled (GET /batch)."""
+        return self._batch("/evaluate_many", {"task_id": task_id, "codes": list(codes), "options": options}, wait_s)
+
+    def step_many(self, steps: list, wait_s: float = 60.0) -> list:
+        """One action per open episode in one request (POST /step_many); `steps` is a list of
+        (episode_id, action dict). Returns StepResult or KgymError per step, in order."""
+        body = {"steps": [{"episode_id": e, "action": a} for e, a in steps]}
+        return self._batch("/step_many", body, wait_s)
 
 
 class KgymSession:

@@ -4,7 +4,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -16,6 +18,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api_json.hpp"
+#include "batch.hpp"
 #include "prometheus.hpp"
 #include "kgym/returns.hpp"
 
@@ -97,8 +100,9 @@ struct Server::Impl {
   std::size_t connections = 0;
   bool stopping = false;
   bool started = false;
+  api::BatchRunner batches;
 
-  Impl(Gym& g, Scheduler& s, ServerConfig c) : gym(g), scheduler(s), config(std::move(c)) {}
+  Impl(Gym& g, Scheduler& s, ServerConfig c) : gym(g), scheduler(s), config(std::move(c)), batches(g) {}
 
   json health() {
     auto m = scheduler.metrics();
@@ -205,6 +209,14 @@ struct Server::Impl {
       std::vector<double> a = r.method == "dr_grpo" ? dr_grpo_advantages(r.returns) : grpo_advantages(r.returns, r.eps);
       return {200, json{{"method", r.method}, {"advantages", a}}};
     }
+    if (path == "/evaluate_many") return require(http::verb::post), batches.evaluate_many(api::parse_body(body));
+    if (path == "/step_many") return require(http::verb::post), batches.step_many(api::parse_body(body));
+    if (path == "/batch") {
+      require(http::verb::get);
+      std::string wait = query_param(query, "wait_s");
+      return batches.poll(query_param(query, "handle"), wait.empty() ? 120.0 : std::clamp(std::atof(wait.c_str()), 0.0, 3600.0));
+    }
+    if (path == "/reward") return require(http::verb::post), std::pair{200, batches.reward(api::parse_body(body), body)};
     throw api::ApiError(404, "NOT_FOUND", "no route " + path + "; see docs/server.md");
   }
 
@@ -407,6 +419,9 @@ void Server::stop() {
   I.accept_thread.join();
   std::unique_lock lock(I.mutex);
   for (int fd : I.fds) ::shutdown(fd, SHUT_RDWR);  // wakes blocking reads; waiting steps see the hang-up
+  lock.unlock();
+  I.batches.stop();  // cancels queued batch evaluations, waits for running ones (wakes /reward waiters)
+  lock.lock();
   I.cv.wait(lock, [&I] { return I.connections == 0; });
   beast::error_code ec;
   I.acceptor->close(ec);

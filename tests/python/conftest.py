@@ -95,3 +95,32 @@ def scripted_server(tiny_suite):
                             "--suite", str(tiny_suite), "--reward", "stepped", "--max-code-bytes", "4000"])
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def engine_server():
+    """`kgym serve` with the real engine on the CPU over the shipped examples/suite (plain-PyTorch
+    candidates, so --policy-profile off), rewards `kevin`."""
+    server = ServerProcess(["--devices", "cpu", "--workers-per-device", "2", "--suite", str(ROOT / "examples" / "suite"),
+                            "--policy-profile", "off", "--reward", "kevin"], timeout=120.0)
+    yield server
+    server.stop()
+
+
+def kgym_eval(codes: dict, task: str, tmp_path, reward: str = "kevin") -> dict:
+    """Runs `kgym eval` on candidates {name: code} for one task of examples/suite (CPU, profile
+    off); returns {name: verdict}."""
+    binary = kgym_binary()
+    if not binary.exists():
+        pytest.skip(f"{binary} is not built")
+    folder = tmp_path / "candidates" / task.split("/")[-1]
+    folder.mkdir(parents=True)
+    for name, code in codes.items():
+        (folder / f"{name}.py").write_text(code)
+    out = tmp_path / "verdicts.jsonl"
+    proc = subprocess.run([str(binary), "eval", "--suite", str(ROOT / "examples" / "suite"), "--candidates", str(folder),
+                           "--tasks", task, "--profile", "off", "--device", "cpu", "--reward", reward,
+                           "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    verdicts = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+    return {Path(v["candidate_id"]).stem.split("/")[-1]: v for v in verdicts}
