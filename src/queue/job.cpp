@@ -3,9 +3,23 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/error.hpp"
+#include "kgym/options.hpp"
 #include "kgym/queue.hpp"
+#include "kgym/reward.hpp"
 
 namespace kgym {
+
+// A job spells the typed options by name, as the CLI and HTTP edges take them, and reads them back
+// through the same parsers (so a name a worker does not know is the parser's usage error).
+static void to_json(nlohmann::json& j, const RewardName& r) { j = std::string(r.name()); }
+static void from_json(const nlohmann::json& j, RewardName& r) { r = parse_reward(j.get<std::string>(), "queue job's reward"); }
+namespace policy {
+static void to_json(nlohmann::json& j, const Profile& p) { j = std::string(to_string(p)); }
+static void from_json(const nlohmann::json& j, Profile& p) {
+  p = parse_profile(j.get<std::string>(), "queue job's policy_profile");
+}
+}  // namespace policy
+
 namespace {
 
 using nlohmann::json;

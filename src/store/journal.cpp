@@ -6,6 +6,8 @@
 #include <chrono>
 
 #include "kgym/error.hpp"
+#include "kgym/options.hpp"
+#include "kgym/reward.hpp"
 
 namespace kgym {
 namespace {
@@ -50,10 +52,10 @@ void read(const json& j, const char* key, T& out) {
 }  // namespace
 
 json episode_options_json(const EpisodeOptions& o) {
-  json j = {{"max_turns", o.max_turns}, {"reward", o.reward}, {"gamma", o.gamma}, {"return_kind", o.return_kind},
+  json j = {{"max_turns", o.max_turns}, {"reward", std::string(o.reward.name())}, {"gamma", o.gamma}, {"return_kind", o.return_kind},
             {"max_code_bytes", o.max_code_bytes}, {"feedback_chars", o.feedback_chars},
             {"history_tokens", o.history_tokens},
-            {"prompt", {{"backend", o.prompt.backend}, {"policy_profile", o.prompt.policy_profile},
+            {"prompt", {{"backend", o.prompt.backend}, {"policy_profile", std::string(policy::to_string(o.prompt.policy_profile))},
                         {"precision", o.prompt.precision}, {"style", o.prompt.style}, {"max_turns", o.prompt.max_turns}}}};
   if (o.roofline_floor_ms) j["roofline_floor_ms"] = *o.roofline_floor_ms;
   return j;
@@ -62,7 +64,7 @@ json episode_options_json(const EpisodeOptions& o) {
 EpisodeOptions episode_options_from_json(const json& j) {
   EpisodeOptions o;
   read(j, "max_turns", o.max_turns);
-  read(j, "reward", o.reward);
+  if (j.contains("reward") && j["reward"].is_string()) o.reward = parse_reward(j["reward"].get<std::string>(), "the journal's reward");
   read(j, "gamma", o.gamma);
   read(j, "return_kind", o.return_kind);
   read(j, "max_code_bytes", o.max_code_bytes);
@@ -72,7 +74,8 @@ EpisodeOptions episode_options_from_json(const json& j) {
   if (j.contains("prompt")) {
     const json& p = j["prompt"];
     read(p, "backend", o.prompt.backend);
-    read(p, "policy_profile", o.prompt.policy_profile);
+    if (p.contains("policy_profile") && p["policy_profile"].is_string())
+      o.prompt.policy_profile = parse_profile(p["policy_profile"].get<std::string>(), "the journal's policy_profile");
     read(p, "precision", o.prompt.precision);
     read(p, "style", o.prompt.style);
     read(p, "max_turns", o.prompt.max_turns);

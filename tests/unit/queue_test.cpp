@@ -11,6 +11,9 @@
 #include "kgym/journal.hpp"
 #include "kgym/queue.hpp"
 #include "kgym/scheduler.hpp"
+#include "kgym/options.hpp"
+#include "kgym/reward.hpp"
+#include "scripted_evaluator.hpp"
 
 namespace kgym {
 namespace {
@@ -45,13 +48,15 @@ TEST(QueueJob, EvalOptionsSurviveTheRoundTrip) {
   o.timing.max_calls = 7;
   o.timing.spot_samples = 11;
   o.timeouts.case_s = 9;
-  o.reward = "log_speed";
-  o.policy_profile = "off";
+  o.reward = parse_reward("log_speed:noise_gate=off");
+  o.policy_profile = policy::Profile::off;
   o.judge.min_timed_calls = 2;
   o.judge.timer_doubt_factor_cpu = 4.5;
   EvalOptions back = eval_options_from_json(eval_options_json(o));
   EXPECT_EQ(eval_options_json(back), eval_options_json(o));
   EXPECT_EQ(back.n_cases, 3);
+  EXPECT_EQ(back.reward, parse_reward("log_speed:noise_gate=off"));
+  EXPECT_EQ(back.policy_profile, policy::Profile::off);
   ASSERT_TRUE(back.tolerance);
   EXPECT_DOUBLE_EQ(back.tolerance->rtol, 2e-3);
   EXPECT_EQ(back.timing.max_calls, 7);
