@@ -14,6 +14,7 @@
 
 #include "kgym/candidate.hpp"
 #include "kgym/task.hpp"
+#include "kgym/task_probe.hpp"
 #include "kgym/verdict.hpp"
 
 namespace kgym {
@@ -91,6 +92,10 @@ class Engine {
   /// Judges one candidate on one task; never throws for a candidate's misbehaviour (that is an
   /// outcome). Throws Error(worker) only when the trusted side itself cannot go on.
   Verdict evaluate(const Task& task, const Candidate& candidate, const EvalOptions& options);
+
+  /// Whether `task`'s reference runs at `scale` on this engine's device (kgym/task_probe.hpp):
+  /// loads, constructs and runs it once on the probe input. Never throws for the task's failure.
+  TaskProbe probe_task(const Task& task, double scale);
 
   /// Device name, torch/CUDA/driver versions, as reported by the reference worker.
   nlohmann::json environment();

@@ -137,8 +137,7 @@ class CandidateExecutor:
             return rec
         t0 = _perf()
         try:
-            task = common.load_module(req["task_source"], "kgym_task", self.workdir)
-            common.scale_sizes(task, float(req.get("scale", 1.0)))
+            task, _ = common.load_task(req["task_source"], "kgym_task", float(req.get("scale", 1.0)), self.workdir)
             init_inputs = task.get_init_inputs()
             self.task = task
             self.task_source, self.scale = req["task_source"], float(req.get("scale", 1.0))
@@ -207,8 +206,7 @@ class CandidateExecutor:
             return self.task
         key = repr(sorted(sizes.items()))
         if key not in self.other_tasks:
-            module = common.load_module(self.task_source, "kgym_task_other", self.workdir)
-            common.scale_sizes(module, self.scale)
+            module, _ = common.load_task(self.task_source, "kgym_task_other", self.scale, self.workdir)
             for name, (_, new) in sizes.items():
                 setattr(module, name, int(new))
             self.other_tasks[key] = module

@@ -478,7 +478,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.task_failure.reset();
     std::unique_lock device(device_mutex);
     const std::string probe_key = "load-probe-" + std::to_string(n);
-    if (ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", task.source}, {"scale", eo.scale},
+    if (ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", task.source}, {"scale", eo.scale}, {"task_id", task.id},
                        {"init_seed", m.init_seed}},
                       {}, eo.timeouts.reference_s, m)) {
       try {
@@ -567,7 +567,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
       held_key = key;
       PhaseClock phase(m);
-      auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
+      auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source}, {"task_id", task.id},
                                    {"scale", eo.scale}, {"init_seed", m.init_seed}},
                                   {}, eo.timeouts.reference_s, m);
       phase.lap("load_task");
@@ -1409,6 +1409,14 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
   }
 }
 Engine::~Engine() = default;
+
+TaskProbe Engine::probe_task(const Task& task, double scale) {
+  std::lock_guard device(impl_->device_mutex);
+  Measurements m;
+  auto r = impl_->ask_reference({{"op", "probe_task"}, {"source", task.source}, {"task_id", task.id}, {"scale", scale}},
+                                {}, Timeouts{}.reference_s, m);
+  return read_task_probe(task.id, scale, r ? &r->header : nullptr, m.task_failure.value_or("no reply"));
+}
 
 nlohmann::json Engine::environment() {
   std::lock_guard device(impl_->device_mutex);
