@@ -5,6 +5,7 @@
 // makes each of its candidates `task_error`, naming the task, the scale and the reference's
 // error. `kgym tasks audit --scale F` asks the same probe for every task of a suite.
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@ struct TaskProbe {
   std::string reason;      ///< why not (names the task, the scale and the reference's error); empty when it runs
   nlohmann::json scaled;   ///< the size constants changed ({name: [old, new]}, "derived", "notes")
   nlohmann::json output;   ///< the probe output's shapes (one list per output tensor)
+  std::int64_t input_elements = 0;  ///< the largest input tensor's element count at this scale
 };
 
 /// The probe from the reference worker's `probe_task` reply header, or from the trusted side's

@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from . import common, devicecopy, integrity, opwatch, protocol, tensors
+from . import common, devicecopy, integrity, opwatch, parameters, protocol, tensors
 from .reference import flat_slices as _flat_slices
 from .reference import scaled_atol as _scaled_atol
 
@@ -162,6 +162,7 @@ class CandidateExecutor:
             rec["failure"] = common.failure("init", exc, self._log_tail())
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
+        rec["parameters"] = parameters.summary(self.model)  # for the message only (parameters.py)
         rec["tampered"] = self._tampered(full=True)
         # H02 from import time: a Python thread the import or ModelNew() left running can do a
         # call's work after the call returned, and the per-call census sees it before and after.

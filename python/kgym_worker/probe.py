@@ -26,8 +26,8 @@ def _where(task_id: str, scale: float) -> str:
 
 
 def probe(module, model, device: str, task_id: str, scale: float) -> dict:
-    """Runs ``model`` once on the task's probe input on ``device``. Returns {"output": a short
-    description of the output}; raises TaskNotRunnable when the inputs cannot be made or the
+    """Runs ``model`` once on the task's probe input on ``device``. Returns {"output": the output
+    tensors' shapes, "input_elements": the largest input tensor's element count}; raises TaskNotRunnable when the inputs cannot be made or the
     reference raises."""
     try:
         inputs = common.make_inputs(module, PROBE_SEED, "nominal", device)
@@ -49,7 +49,8 @@ def probe(module, model, device: str, task_id: str, scale: float) -> dict:
                               f"{type(exc).__name__}: {exc}") from exc
     tensors = common.output_tensors(out)
     shape = [list(t.shape) for t in tensors] if tensors else type(out).__name__
-    return {"output": shape}
+    largest = max([t.numel() for t in inputs if isinstance(t, torch.Tensor)] + [0])
+    return {"output": shape, "input_elements": largest}
 
 
 def construct(module, device: str, init_seed: int, task_id: str, scale: float):

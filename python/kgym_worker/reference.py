@@ -14,7 +14,7 @@ import traceback
 
 import torch
 
-from . import common, devicecopy, fastcompare, integrity, probe, protocol, tensors
+from . import common, devicecopy, fastcompare, integrity, parameters, probe, protocol, tensors
 
 ROOFLINE_SEED = 0x5EED
 OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
@@ -337,7 +337,7 @@ class ReferenceWorker:
         except Exception as exc:  # noqa: BLE001 - e.g. an op the FLOP counter cannot see
             task["roofline"] = {"applied": False, "note": f"roofline unavailable: {type(exc).__name__}: {exc}"}
         protocol.settle(freeze=True)  # what the task left alive is never scanned again (protocol.serve)
-        return {"ok": True, "scaled": scaled, "roofline": task["roofline"],
+        return {"ok": True, "scaled": scaled, "roofline": task["roofline"], "parameters": parameters.summary(model),
                 "precision_flags": integrity.precision_flags()}
 
     def probe_task(self, req, blobs):

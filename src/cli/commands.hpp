@@ -21,5 +21,7 @@ void add_serve_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
 /// `kgym generate`: candidates from an OpenAI-compatible endpoint into a run directory (cmd_generate.cpp).
 void add_generate_command(CLI::App& app, int& exit_code);
+/// `kgym corpus verify`: re-verify a training corpus at a target size (cmd_corpus.cpp).
+void add_corpus_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

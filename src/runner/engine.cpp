@@ -1,4 +1,5 @@
 #include "kgym/engine.hpp"
+#include "kgym/parameter_check.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -439,6 +440,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
   const int zygote_deaths = zygote->deaths();
+  nlohmann::json candidate_parameters, reference_parameters;  // parameters.py's lists, for a message
   nlohmann::json tolerances = nlohmann::json::object();
   for (const char* dt : {"float32", "float16", "bfloat16", "float64"}) {
     Tolerance t = default_tolerance(dt);
@@ -455,6 +457,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                              {"init_seed", m.init_seed}},
                             {}, eo.timeouts.load_s);
       r.header.get_to(m.load);
+      candidate_parameters = r.header.value("parameters", nlohmann::json::array());
       if (r.header.contains("failure") && r.header["failure"].value("stage", "") == "task")
         m.task_failure = "the task failed inside the candidate process: " + r.header["failure"].value("message", "");
     } catch (const nlohmann::json::exception& e) {  // a forged load reply (red team rt14)
@@ -573,6 +576,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       phase.lap("load_task");
       if (auto& r = loaded) {
         scaled = r->header.value("scaled", nlohmann::json::object());
+        reference_parameters = r->header.value("parameters", nlohmann::json::array());
         if (r->header.contains("roofline")) {
           RooflineRecord roof;
           r->header["roofline"].get_to(roof);
@@ -775,6 +779,11 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 
   Verdict v = judge(m, jo);
   v.provenance["scaled_constants"] = scaled;
+  // KernelBench's parameter rule (kgym/parameter_check.hpp): a wrong output from a model whose
+  // parameters differ from the reference's says which one (a message only; the cases decided).
+  if (v.outcome == Outcome::incorrect || v.outcome == Outcome::contract_violation)
+    if (auto diff = parameter_difference(reference_parameters, candidate_parameters); diff && !v.messages.empty())
+      v.messages.front() += "; " + *diff;
   return v;
 }
 
