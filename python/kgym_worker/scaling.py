@@ -3,7 +3,7 @@
 A KernelBench task states its sizes as module-level constants (``batch_size = 128``,
 ``height = width = 128``) and derives others from them (``bias_shape = (out_channels, 1, 1)``).
 Scaling multiplies every constant that is assigned a constant int >= ``SCALE_MIN`` at module level
-and then runs the module's code with those assignments replaced, so every constant derived from a
+(and each such entry of a constant list or tuple of ints: ``layer_sizes = [16384, 16384]``), and then runs the module's code with those assignments replaced, so every constant derived from a
 scaled one is derived again (setting attributes after the module ran left ``bias_shape`` at 128
 while ``out_channels`` became 6: KernelBench L2/1 and L2/76).
 
@@ -93,6 +93,11 @@ def plan(source: str, factor: float):
     sizes = {n: v for n, v in consts.items() if not n.startswith("_") and type(v) is int and v >= SCALE_MIN}
     new = {n: max(1, int(round(v * factor))) for n, v in sizes.items()}
     notes = []
+    # Lists and tuples of sizes (``layer_sizes = [16384, 16384]``): each entry >= SCALE_MIN scaled.
+    seqs = {}
+    for n, v in consts.items():
+        if not n.startswith("_") and type(v) in (list, tuple) and _ints(v) and any(x >= SCALE_MIN for x in v):
+            seqs[n] = type(v)(max(1, int(round(x * factor))) if x >= SCALE_MIN else x for x in v)
 
     def small(words):
         found = []
@@ -139,7 +144,19 @@ def plan(source: str, factor: float):
     round_up(_EMBED_WORDS + ("dim",), heads, "heads")
     overrides = {n: v for n, v in new.items() if v != sizes[n]}
     changed = {n: [sizes[n], v] for n, v in overrides.items()}
+    for n, v in seqs.items():
+        if v != consts[n]:
+            overrides[n] = v
+            changed[n] = [list(consts[n]), list(v)]
     return overrides, changed, notes
+
+
+def _literal(value):
+    """An AST expression of an int or a list/tuple of ints."""
+    if type(value) in (list, tuple):
+        elts = [ast.Constant(v) for v in value]
+        return ast.List(elts, ast.Load()) if type(value) is list else ast.Tuple(elts, ast.Load())
+    return ast.Constant(value)
 
 
 def rewrite(source: str, overrides: dict):
@@ -152,19 +169,19 @@ def rewrite(source: str, overrides: dict):
     for node in tree.body:
         for i, (name, expr) in enumerate(_unpacked(node)):
             if name in overrides:
-                node.value.elts[i] = ast.copy_location(ast.Constant(overrides[name]), expr)
+                node.value.elts[i] = ast.copy_location(_literal(overrides[name]), expr)
         names = _targets(node)
         hit = [n for n in names if n in overrides]
         if not hit:
             body.append(node)
             continue
-        values = {overrides.get(n) for n in names}
+        values = {repr(overrides.get(n)) for n in names}
         if len(values) == 1:
-            node.value = ast.copy_location(ast.Constant(overrides[names[0]]), node.value)
+            node.value = ast.copy_location(_literal(overrides[names[0]]), node.value)
             body.append(node)
             continue
         for n in names:
-            value = ast.Constant(overrides[n]) if n in overrides else node.value
+            value = _literal(overrides[n]) if n in overrides else node.value
             one = ast.Assign(targets=[ast.Name(n, ast.Store())], value=value)
             body.append(ast.fix_missing_locations(ast.copy_location(one, node)))
     tree.body = body
