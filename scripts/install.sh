@@ -18,7 +18,7 @@ fi
 
 PY=${KGYM_PYTHON:-python3}
 # name==version pairs; torch pinned to the GPU machine's version.
-PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest openenv-core==0.3.0 matplotlib blake3==1.0.11)
+PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest openenv-core==0.3.0 matplotlib blake3==1.0.11 einops==0.8.1)
 need=()
 for spec in "${PY_PACKAGES[@]}"; do
   name=${spec%%==*}; want=${spec#*==}
