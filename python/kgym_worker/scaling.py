@@ -14,6 +14,9 @@ Three rules keep a scaled size from going below what the task's other constants 
     ``pool``) and the largest stride (names with ``stride``): a 3-D convolution with kernel
     (3, 5, 7) keeps a 64-wide input at >= 8, so its output has at least 2 positions a side
     (KernelBench L1/60 at 0.1 gave 6, below the kernel);
+  - a whole network with no window constant at module level (its windows inside its classes;
+    at least 3 convolution or pooling layers written in the source) keeps its spatial sizes at
+    >= 32, five stride-2 stages (KernelBench level 3's DenseNet and MobileNet at 224 x 0.05 gave 11);
   - channel and feature sizes are rounded up to a multiple of the module's group count (names
     with ``group``): 8 groups never get 1 channel (L2/23 at 0.05);
   - embedding and hidden sizes are rounded up to a multiple of the head count (names with
@@ -33,6 +36,9 @@ _SPATIAL_NAMES = ("H", "W", "D", "L")
 _WINDOW_WORDS = ("kernel", "pool", "window")
 _CHANNEL_WORDS = ("channel", "feature", "hidden")
 _EMBED_WORDS = ("embd", "embed", "d_model", "hidden")
+_NETWORK_LAYER_WORDS = ("nn.Conv", "Pool2d(", "Pool3d(", "Pool1d(", "F.conv", "F.max_pool", "F.avg_pool")
+_NETWORK_MIN_LAYERS = 3     # at least this many convolution/pooling layers written in the source
+_NETWORK_MIN_SPATIAL = 32   # five stride-2 stages
 
 
 def _targets(node):
@@ -112,6 +118,17 @@ def plan(source: str, factor: float):
     dilation = max([v for _, v in small(("dilation",))] + [1])
     stride = max([v for _, v in small(("stride",))] + [1])
     windows = [(n, k) for n, k in small(_WINDOW_WORDS) if n not in sizes and k > 1]
+    layers = sum(source.count(w) for w in _NETWORK_LAYER_WORDS)
+    if not windows and layers >= _NETWORK_MIN_LAYERS:
+        # A whole network whose windows are inside its classes (KernelBench level 3): its input
+        # keeps the size of five stride-2 stages (DenseNet, MobileNet at 224 x 0.05 gave 11).
+        for name in sizes:
+            spatial = name in _SPATIAL_NAMES or any(w in name.lower() for w in _SPATIAL_WORDS)
+            if spatial and new[name] < _NETWORK_MIN_SPATIAL:
+                up = min(_NETWORK_MIN_SPATIAL, sizes[name])
+                notes.append(f"{name} kept at {up}, not {new[name]}: a network of {layers} convolution/pooling "
+                             f"layers, windows inside its classes")
+                new[name] = up
     if windows:
         pools = [k for n, k in windows if "pool" in n.lower()]
         need = 2 + sum((k - 1) * dilation for n, k in windows if "pool" not in n.lower())
