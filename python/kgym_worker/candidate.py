@@ -16,7 +16,7 @@ import time
 
 import torch
 
-from . import common, devicecopy, integrity, opwatch, parameters, protocol, tensors
+from . import common, devicecopy, integrity, opwatch, parameters, protocol, scaling, tensors
 from .reference import flat_slices as _flat_slices
 from .reference import scaled_atol as _scaled_atol
 
@@ -146,7 +146,13 @@ class CandidateExecutor:
             rec["failure"] = common.failure("task", exc)
             return rec
         try:
-            module = common.load_module(source, "kgym_candidate", self.workdir)
+            # The candidate's own copies of the task's size constants (a ModelNew that reads
+            # `batch_size` from its module, as KernelBench L3/33's reference does) take the
+            # scaled values too (scaling.plan of the task; only names the task scales).
+            overrides = scaling.plan(req["task_source"], self.scale)[0] if self.scale != 1.0 else {}
+            mine = scaling.bound_names(tree)
+            overrides = {k: v for k, v in overrides.items() if k in mine}
+            module = common.load_module(source, "kgym_candidate", self.workdir, overrides)
             if not isinstance(getattr(module, "ModelNew", None), _type):
                 raise TypeError("ModelNew is not a class after import")
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a build counts too

@@ -205,6 +205,15 @@ def rewrite(source: str, overrides: dict):
     return ast.fix_missing_locations(tree)
 
 
+def bound_names(tree) -> set:
+    """The names a module's top-level constant-style assignments bind (``_targets``, ``_unpacked``)."""
+    names = set()
+    for node in tree.body:
+        names.update(_targets(node))
+        names.update(n for n, _ in _unpacked(node))
+    return names
+
+
 def derived(module, source: str, overrides: dict) -> dict:
     """{name: value} of the module-level constants whose assignment names a scaled constant
     (``bias_shape = (out_channels, 1, 1)``), read from the module after it ran: the record of what

@@ -71,7 +71,7 @@ def main() -> int:
         {"reference": AFFINE, "solution": AFFINE_OK2, "module_id": "affine", "family": "elementwise", "expect": "kept"},
         {"reference": AFFINE, "solution": AFFINE_OK3, "module_id": "affine", "family": "elementwise",
          "expect": "max_per_module"},
-        {"reference": AFFINE, "solution": AFFINE_WRONG, "module_id": "affine_b", "family": "elementwise",
+        {"reference": AFFINE, "solution": AFFINE_WRONG, "module_id": "affine_b", "family": "scale_shift",
          "expect": "incorrect"},
         {"reference": renamed, "solution": relu_ok, "module_id": "relu", "family": "activation",
          "expect": "contaminated"},
