@@ -63,8 +63,11 @@ def main() -> int:
             print(f"- `{rec['task_id']}`: {reason_kind(rec['reason'])} ({rec['reason'].split('cannot run: ', 1)[-1][:160]})")
     print("\n## Tasks that run but whose control did not pass\n")
     for rec in per_task:
-        if rec["runs"] and rec.get("control") != "passed":
+        if rec["runs"] and rec.get("control") not in ("passed", "not judged"):
             print(f"- `{rec['task_id']}`: {rec.get('control')}: {rec.get('headline', '')[:200]}")
+    skipped = sum(1 for rec in per_task if rec.get("control") == "not judged")
+    if skipped:
+        print(f"\n{skipped} tasks that run were not judged in this control run (see the README).")
     out = pathlib.Path(sys.argv[1]).with_name(pathlib.Path(sys.argv[1]).stem.replace("audit", "summary") + ".json")
     out.write_text(json.dumps({"scale": scale, "levels": rows, "all": total, "tasks": per_task}, indent=1) + "\n")
     return 0
