@@ -19,8 +19,8 @@ FAST=(--profile off --cases 2 --no-timing -q)
 # 1. Blame. L2/34's LayerNorm(out_channels) normalises the last spatial size: at 0.05 the two no
 # longer agree, and the reference fails on the probe input before the candidate's first case.
 python3 "$ROOT/tests/integration/make_controls.py" "$KB" "$OUT/controls" "level2/34_*.py" "level2/1_*.py" \
-  "level2/12_*.py" "level2/23_*.py" "level2/40_*.py" "level2/76_*.py" "level3/1_MLP.py" "level3/4_LeNet5.py" \
-  "level3/8_ResNetBasicBlock.py" "level3/33_VanillaRNN.py"
+  "level2/23_*.py" "level2/76_*.py" "level3/1_MLP.py" "level3/4_LeNet5.py" \
+  "level3/33_VanillaRNN.py"
 "$KGYM" eval --suite "$KB" --candidates "$OUT/controls" --tasks L2/34 --scale 0.05 "${FAST[@]}" --out "$OUT/blame.jsonl"
 "$KGYM" eval --suite "$KB" --candidates "$OUT/controls" --tasks L2/34 --scale 0.3125 "${FAST[@]}" --out "$OUT/twin.jsonl"
 "$KGYM" eval --suite "$KB" --candidates "$DATA/level1" --tasks L1/60 --scale 0.1 "${FAST[@]}" --out "$OUT/l1_60.jsonl"
@@ -45,13 +45,13 @@ PY
 
 # 2. The control subset at the CPU test scale 0.05 (L2/23's 8 groups keep 8 channels).
 "$KGYM" eval --suite "$KB" --candidates "$OUT/controls" \
-  --tasks L2/1,L2/12,L2/23,L2/40,L2/76,L3/1,L3/4,L3/8,L3/33 --scale 0.05 "${FAST[@]}" --out "$OUT/control.jsonl"
+  --tasks L2/1,L2/23,L2/76,L3/1,L3/4,L3/33 --scale 0.05 "${FAST[@]}" --out "$OUT/control.jsonl"
 python3 - "$OUT/control.jsonl" <<'PY'
 import json, sys
 vs = [json.loads(l) for l in open(sys.argv[1])]
 got = {v["task_id"]: v["outcome"] for v in vs}
 print(got)
-assert len(vs) == 9, len(vs)
+assert len(vs) == 6, len(vs)
 bad = {k: (o, v["messages"][:1]) for v in vs for k, o in [(v["task_id"], v["outcome"])] if o != "passed"}
 assert not bad, bad
 PY
