@@ -22,9 +22,9 @@ PY=${KGYM_PYTHON:-python3}
 # trl and skyrl-gym: the trainer adapters' tests (docs/trainers.md) run a real GRPOTrainer and
 # skyrl_gym's BaseTextEnv on the CPU (trl brings transformers, accelerate, datasets); wheel lets the
 # test of `pip install ./python` build without fetching setuptools. prometheus_client: the test
-# that parses /metrics with Prometheus's own text parser.
+# that parses /metrics with Prometheus's own text parser. einops: KernelBench L3/48 and L3/49 import it.
 PY_PACKAGES=(torch==2.11.0 triton==3.6.0 numpy pytest openenv-core==0.3.0 matplotlib blake3==1.0.11
-             prometheus_client trl==1.16.0 skyrl-gym==0.4.0 wheel)
+             prometheus_client trl==1.16.0 skyrl-gym==0.4.0 wheel einops==0.8.1)
 need=()
 for spec in "${PY_PACKAGES[@]}"; do
   name=${spec%%==*}; want=${spec#*==}

@@ -16,6 +16,7 @@
 #include "kgym/eval_options.hpp"
 #include "kgym/evaluator.hpp"
 #include "kgym/task.hpp"
+#include "kgym/task_probe.hpp"
 #include "kgym/verdict.hpp"
 
 namespace kgym {
@@ -46,6 +47,10 @@ class Engine final : public Evaluator {
   Verdict evaluate(const Task& task, const Candidate& candidate, const EvalOptions& options) override;
   /// "engine <device>", for /metadata.
   std::string describe() const override;
+
+  /// Whether `task`'s reference runs at `scale` on this engine's device (kgym/task_probe.hpp):
+  /// loads, constructs and runs it once on the probe input. Never throws for the task's failure.
+  TaskProbe probe_task(const Task& task, double scale);
 
   /// Device name, torch/CUDA/driver versions, as reported by the reference worker.
   nlohmann::json environment();

@@ -22,13 +22,16 @@ struct Summary {
   int total = 0;
   std::map<Outcome, int> counts;     ///< verdicts per outcome
   int correct = 0;                   ///< verdicts with correct == true
-  /// fast_p as KernelBench defines it: the fraction of all verdicts that are correct and have a
-  /// speedup over eager strictly greater than p (fast_0 = correct and timed). Keys: 0, 1, 2.
+  /// Verdicts that judged the candidate: total less the `task_error` ones (the task's reference
+  /// failed; nothing of the candidate was judged, so they count neither for nor against it).
+  int judged = 0;
+  /// fast_p as KernelBench defines it: the fraction of the judged verdicts that are correct and
+  /// have a speedup over eager strictly greater than p (fast_0 = correct and timed). Keys: 0, 1, 2.
   std::map<double, double> fast_p;
   std::optional<double> geomean_speedup;  ///< over passed verdicts with a speedup
   int timed = 0;                          ///< passed verdicts with a speedup
   int untimed = 0;                        ///< passed verdicts without one (timing not requested)
-  double mean_reward = 0;
+  double mean_reward = 0;                 ///< over the judged verdicts (task_error left out)
 };
 
 /// Computes the summary; the fast_p thresholds are `ps` (default 0, 1, 2).

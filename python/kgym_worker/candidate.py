@@ -7,6 +7,7 @@ reference outputs or the verdict. Requests (``op``): load, run_case, time (``aud
 aten operator's kernels checked too), wall (``calibrate``: the request without the calls), wall_output,
 release, warm_profiler (its reply carries ``tampered``), trace, exit.
 """
+import ast
 import contextlib
 import os
 import sys
@@ -15,7 +16,7 @@ import time
 
 import torch
 
-from . import common, comparison, devicecopy, formats, integrity, opwatch, protocol, tensors
+from . import common, comparison, devicecopy, formats, integrity, opwatch, parameters, protocol, scaling, tensors
 from .comparison import flat_slices as _flat_slices
 from .comparison import scaled_atol as _scaled_atol
 
@@ -139,8 +140,7 @@ class CandidateExecutor:
             return rec
         t0 = _perf()
         try:
-            task = common.load_module(req["task_source"], "kgym_task", self.workdir)
-            common.scale_sizes(task, float(req.get("scale", 1.0)))
+            task, _ = common.load_task(req["task_source"], "kgym_task", float(req.get("scale", 1.0)), self.workdir)
             init_inputs = task.get_init_inputs()
             self.task = task
             self.task_source, self.scale = req["task_source"], float(req.get("scale", 1.0))
@@ -149,7 +149,15 @@ class CandidateExecutor:
             rec["failure"] = common.failure("task", exc)
             return rec
         try:
-            built = fmt.build(source, self.workdir)
+            # The candidate's own copies of the task's size constants (a ModelNew that reads
+            # `batch_size` from its module, as KernelBench L3/33's reference does) take the
+            # scaled values too (scaling.plan of the task; only names the task scales).
+            overrides = {}
+            if self.scale != 1.0:
+                overrides = scaling.plan(req["task_source"], self.scale)[0]
+                mine = scaling.bound_names(ast.parse(source))
+                overrides = {k: v for k, v in overrides.items() if k in mine}
+            built = fmt.build(source, self.workdir, overrides)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a build counts too
             rec["failure"] = common.failure("import", exc, self._log_tail())
             return rec
@@ -163,6 +171,7 @@ class CandidateExecutor:
             rec["failure"] = common.failure("init", exc, self._log_tail())
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
+        rec["parameters"] = parameters.summary(self.model)  # for the message only (parameters.py)
         rec["tampered"] = self._tampered(full=True)
         # H02 from import time: a Python thread the import or ModelNew() left running can do a
         # call's work after the call returned, and the per-call census sees it before and after.
@@ -207,8 +216,7 @@ class CandidateExecutor:
             return self.task
         key = repr(sorted(sizes.items()))
         if key not in self.other_tasks:
-            module = common.load_module(self.task_source, "kgym_task_other", self.workdir)
-            common.scale_sizes(module, self.scale)
+            module, _ = common.load_task(self.task_source, "kgym_task_other", self.scale, self.workdir)
             for name, (_, new) in sizes.items():
                 setattr(module, name, int(new))
             self.other_tasks[key] = module

@@ -14,16 +14,17 @@ import time
 
 import torch
 
-from . import opwatch
+from . import opwatch, scaling
 
-SCALE_MIN = 16  # module-level ints >= this are size constants that --scale multiplies
+SCALE_MIN = scaling.SCALE_MIN  # module-level ints >= this are size constants that --scale multiplies
 
 
-def load_module_from_memory(source: str, name: str):
+def load_module_from_memory(source: str, name: str, overrides: dict | None = None):
     """Executes ``source`` as a new module without touching the file system: no file is read,
     so nothing planted on disk (a .py or .pyc in a shared folder) can replace it. The trusted
     reference worker loads tasks this way. The source is registered with linecache for
-    tracebacks."""
+    tracebacks. ``overrides`` ({name: int}) replaces those top-level constant assignments before
+    the code runs (``scaling.rewrite``), so constants derived from them are derived again."""
     import linecache
     import types
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -32,12 +33,15 @@ def load_module_from_memory(source: str, name: str):
     module = types.ModuleType(f"{name}_{digest}")
     module.__file__ = filename
     sys.modules[module.__name__] = module
-    exec(compile(source, filename, "exec"), module.__dict__)  # noqa: S102 - the trusted task source
+    code = scaling.rewrite(source, overrides) if overrides else source
+    exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - the trusted task source
     return module
 
 
-def load_module(source: str, name: str, directory: str):
-    """Writes ``source`` to a real file (Triton needs one) and imports it as module ``name``."""
+def load_module(source: str, name: str, directory: str, overrides: dict | None = None):
+    """Writes ``source`` to a real file (Triton needs one) and imports it as module ``name``;
+    ``overrides`` as in ``load_module_from_memory`` (the file keeps the original source, so
+    line numbers and Triton's source lookup still match)."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = os.path.join(directory, f"{name}_{digest}.py")
     with open(path, "w") as f:
@@ -45,13 +49,37 @@ def load_module(source: str, name: str, directory: str):
     spec = importlib.util.spec_from_file_location(f"{name}_{digest}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    if overrides:
+        exec(compile(scaling.rewrite(source, overrides), path, "exec"), module.__dict__)  # noqa: S102
+    else:
+        spec.loader.exec_module(module)
     return module
 
 
+def load_task(source: str, name: str, factor: float, directory: str | None = None):
+    """The task module at size ``factor`` (``--scale``): its size constants scaled by
+    ``scaling.plan`` and every constant derived from them derived again. Returns (module,
+    scaled): ``scaled`` maps each changed constant to [old, new], each re-derived constant to
+    its new value under ``derived``, and the rules that raised a size under ``notes``. Without
+    ``directory`` the module is loaded from memory (the trusted reference worker)."""
+    overrides, changed, notes = scaling.plan(source, float(factor))
+    if directory is None:
+        module = load_module_from_memory(source, name, overrides)
+    else:
+        module = load_module(source, name, directory, overrides)
+    scaled = dict(changed)
+    again = scaling.derived(module, source, overrides)
+    if again:
+        scaled["derived"] = again
+    if notes:
+        scaled["notes"] = notes
+    return module, scaled
+
+
 def scale_sizes(module, factor: float) -> dict:
-    """Multiplies the module's int constants >= SCALE_MIN by ``factor`` (min 1); returns
-    {name: [old, new]} for every changed constant."""
+    """Multiplies the module's int constants >= SCALE_MIN by ``factor`` (min 1) in place, without
+    the rules of ``scaling.plan`` and without deriving constants again; returns {name: [old,
+    new]} for every changed constant. The workers load tasks with ``load_task`` instead."""
     changed = {}
     if factor == 1.0:
         return changed

@@ -1,11 +1,12 @@
 """The reference worker (trusted): loads tasks, makes secret cases, keeps the reference outputs,
 compares candidate outputs with them and times the eager and torch.compile baselines.
 
-Requests (``op``): info, load_task, make_case, case_inputs, compare (with ``done``: the case's data
+Requests (``op``): info, load_task (which probes the task first, probe.py), probe_task, make_case, case_inputs, compare (with ``done``: the case's data
 is dropped after it), recheck, time, wall_calibration, wall_inputs, settle, drop_task. Replies carry ``ok``;
 a failure of the reference itself is ``{"ok": false, "error": ...}`` (the task is broken).
 """
 import copy
+import hashlib
 import math
 import os
 import platform
@@ -13,7 +14,7 @@ import traceback
 
 import torch
 
-from . import common, devicecopy, fastcompare, integrity, protocol, tensors
+from . import common, devicecopy, fastcompare, integrity, parameters, probe, protocol, tensors
 
 ROOFLINE_SEED = 0x5EED
 OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
@@ -96,6 +97,7 @@ class ReferenceWorker:
         self.device = device
         self.workdir = workdir
         self.tasks = {}  # key -> dict(module, model, cases, compiled)
+        self.probes = {}  # (task source sha256, scale) -> probe result, or the reason it cannot run
         self.peaks = None
         if device.startswith("cuda"):
             torch.cuda.set_device(torch.device(device))
@@ -186,11 +188,19 @@ class ReferenceWorker:
         key = req["key"]
         if key in self.tasks:
             return {"ok": True, "scaled": self.tasks[key]["scaled"]}
-        module = common.load_module_from_memory(req["source"], "kgym_task")
-        scaled = common.scale_sizes(module, float(req.get("scale", 1.0)))
-        init_inputs = module.get_init_inputs()
-        common.seed_all(int(req["init_seed"]))
-        model = module.Model(*init_inputs).to(self.device)
+        scale = float(req.get("scale", 1.0))
+        task_id = str(req.get("task_id", ""))
+        module, scaled = common.load_task(req["source"], "kgym_task", scale)
+        init_inputs, model = probe.construct(module, self.device, int(req["init_seed"]), task_id, scale)
+        # The probe (probe.py): once per (task source, scale) in this worker, before any case.
+        probe_key = (hashlib.sha256(req["source"].encode()).hexdigest(), scale)
+        if probe_key not in self.probes:
+            try:
+                self.probes[probe_key] = probe.probe(module, model, self.device, task_id, scale)
+            except probe.TaskNotRunnable as exc:
+                self.probes[probe_key] = str(exc)
+        if isinstance(self.probes[probe_key], str):
+            raise probe.TaskNotRunnable(self.probes[probe_key])
         task = {"module": module, "model": model, "cases": {}, "compiled": None, "scaled": scaled,
                 "source": req["source"], "scale": float(req.get("scale", 1.0)), "model64": None,
                 "other": None, "init_inputs": repr(init_inputs)}
@@ -200,15 +210,21 @@ class ReferenceWorker:
         except Exception as exc:  # noqa: BLE001 - e.g. an op the FLOP counter cannot see
             task["roofline"] = {"applied": False, "note": f"roofline unavailable: {type(exc).__name__}: {exc}"}
         protocol.settle(freeze=True)  # what the task left alive is never scanned again (protocol.serve)
-        return {"ok": True, "scaled": scaled, "roofline": task["roofline"],
+        return {"ok": True, "scaled": scaled, "roofline": task["roofline"], "parameters": parameters.summary(model),
                 "precision_flags": integrity.precision_flags()}
+
+    def probe_task(self, req, blobs):
+        """Whether the task runs at ``scale`` on this worker's device (``kgym tasks audit``): loads,
+        constructs and probes it (probe.load_and_probe) without keeping it."""
+        out = probe.load_and_probe(req["source"], self.device, str(req.get("task_id", "")),
+                                   float(req.get("scale", 1.0)))
+        return {"ok": True, **out}
 
     def _other_module(self, task):
         """The task with its size constants changed (x0.75, odd), or a reason why not."""
         if task["other"] is None:
             try:
-                module = common.load_module_from_memory(task["source"], "kgym_task_other")
-                common.scale_sizes(module, task["scale"])
+                module, _ = common.load_task(task["source"], "kgym_task_other", task["scale"])
                 changed = _odd_sizes(module, OTHER_SHAPE_FACTOR)
                 if not changed:
                     task["other"] = "the task has no size constants (module-level ints >= 16)"
@@ -675,7 +691,7 @@ def read_output(meta, blobs, device: str):
 
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
-    ops = ("info", "load_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
+    ops = ("info", "load_task", "probe_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
            "time", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed

@@ -76,6 +76,7 @@ int kgym::cli::run_cli(int argc, char** argv) {
   add_report_command(app, exit_code);
   add_generate_command(app, exit_code);
   add_worker_command(app, exit_code);
+  add_corpus_command(app, exit_code);
   // A misspelt command ("evl", "tasks lst") would otherwise read "A subcommand is required".
   // Walks the command words given: each must name a command of the level above when that level
   // has commands.

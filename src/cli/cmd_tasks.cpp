@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "suite_probe.hpp"
 #include "kgym/engine.hpp"
 #include "kgym/error.hpp"
 #include "kgym/taskgen.hpp"
@@ -220,7 +221,22 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
   add_selection(aud, *aud_sel);
   add_audit_options(aud, *aud_args);
   aud->add_flag("--json", *aud_json, "One JSON object per task on stdout");
-  aud->callback([aud_sel, aud_args, aud_json, &exit_code] {
+  // With --suite: the reference probe of a KernelBench-format suite instead (suite_probe.hpp).
+  auto aud_probe = std::make_shared<SuiteProbeArgs>();
+  aud->add_option("--suite", aud_probe->suite,
+                  "Probe a KernelBench-format suite instead: list which of its tasks' references run at --scale, "
+                  "and why the others do not");
+  aud->add_option("--scale", aud_probe->scale, "With --suite: the size factor the tasks are probed at")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  aud->add_option("--tasks", aud_probe->tasks, "With --suite: task ids, globs or levels (default: all)")->delimiter(',');
+  aud->callback([aud_sel, aud_args, aud_json, aud_probe, &exit_code] {
+    if (!aud_probe->suite.empty()) {
+      aud_probe->device = aud_args->device;
+      aud_probe->python = aud_args->python;
+      aud_probe->json = *aud_json;
+      exit_code = run_suite_probe_audit(*aud_probe);
+      return;
+    }
     auto selected = select(*aud_sel);
     auto results = run_audit(*aud_args, selected);
     bool findings = false;

@@ -45,5 +45,7 @@ void add_worker_command(CLI::App& app, int& exit_code);
 
 /// "cpu" | "cuda" | "cuda:0,cuda:1" -> devices (cmd_serve.cpp). Throws Error(usage) for anything else.
 std::vector<Device> parse_devices(const std::string& spec);
+/// `kgym corpus verify`: re-verify a training corpus at a target size (cmd_corpus.cpp).
+void add_corpus_command(CLI::App& app, int& exit_code);
 
 }  // namespace kgym::cli

@@ -69,12 +69,15 @@ struct AttemptRec {
   const Verdict* first = nullptr;
 };
 
-/// Groups verdicts into attempts (task, sample), in first-seen order.
+/// Groups verdicts into attempts (task, sample), in first-seen order. `task_error` verdicts are
+/// left out: the task's reference failed and nothing of the candidate was judged, so they count
+/// neither for nor against the model (an attempt of only such verdicts is no attempt).
 std::vector<AttemptRec> attempts_of(const std::vector<Verdict>& verdicts) {
   std::map<std::pair<std::string, int>, std::size_t> index;
   std::map<std::string, int> implicit_samples;
   std::vector<AttemptRec> out;
   for (const auto& v : verdicts) {
+    if (v.outcome == Outcome::task_error) continue;
     run::Attempt at = run::parse_candidate_id(v.candidate_id);
     if (!at.explicit_id) at.sample = implicit_samples[v.task_id]++;
     auto key = std::make_pair(v.task_id, at.sample);

@@ -20,6 +20,8 @@ Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double
   double log_sum = 0, reward_sum = 0;
   for (const auto& v : verdicts) {
     ++s.counts[v.outcome];
+    if (v.outcome == Outcome::task_error) continue;  // not judged: counts neither for nor against
+    ++s.judged;
     if (v.correct) ++s.correct;
     reward_sum += v.reward;
     if (v.outcome == Outcome::passed && v.speedup_eager && *v.speedup_eager > 0) {
@@ -33,10 +35,10 @@ Summary summarize(const std::vector<Verdict>& verdicts, const std::vector<double
     int n = 0;
     for (const auto& v : verdicts)
       if (const auto sp = fast_p_speedup(v); v.outcome == Outcome::passed && sp && *sp > p) ++n;
-    s.fast_p[p] = s.total ? static_cast<double>(n) / s.total : 0.0;
+    s.fast_p[p] = s.judged ? static_cast<double>(n) / s.judged : 0.0;
   }
   if (s.timed) s.geomean_speedup = std::exp(log_sum / s.timed);
-  s.mean_reward = s.total ? reward_sum / s.total : 0.0;
+  s.mean_reward = s.judged ? reward_sum / s.judged : 0.0;
   return s;
 }
 
@@ -50,7 +52,10 @@ std::string render_summary(const Summary& s) {
   }
   out += std::string(27, '-') + "\n";
   out += fmt::format("{:<20} {:>6}\n", "total", s.total);
-  out += fmt::format("correct: {}/{}", s.correct, s.total);
+  if (s.judged != s.total)
+    out += fmt::format("task_error: {} not judged (the task's reference failed), left out of correct, fast_p and mean reward\n",
+                       s.total - s.judged);
+  out += fmt::format("correct: {}/{}", s.correct, s.judged);
   if (s.timed == 0 && s.untimed > 0)  // --no-timing: no speedup to count, not a failure
     out += "   fast_p: n/a (no timing)";
   else

@@ -1,4 +1,5 @@
 #include "kgym/engine.hpp"
+#include "kgym/parameter_check.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -441,6 +442,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // The zygote dying during the verdict (killed from outside) takes every worker with it: the
   // candidate is then not at fault, and its verdict says so (task_error) instead of blaming it.
   const int zygote_deaths = zygote->deaths();
+  nlohmann::json candidate_parameters, reference_parameters;  // parameters.py's lists, for a message
   nlohmann::json tolerances = nlohmann::json::object();
   for (const char* dt : {"float32", "float16", "bfloat16", "float64"}) {
     Tolerance t = default_tolerance(dt);
@@ -458,6 +460,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
                              {"init_seed", m.init_seed}},
                             {}, eo.timeouts.load_s);
       r.header.get_to(m.load);
+      candidate_parameters = r.header.value("parameters", nlohmann::json::array());
       if (r.header.contains("failure") && r.header["failure"].value("stage", "") == "task")
         m.task_failure = "the task failed inside the candidate process: " + r.header["failure"].value("message", "");
     } catch (const nlohmann::json::exception& e) {  // a forged load reply (red team rt14)
@@ -481,7 +484,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     m.task_failure.reset();
     std::unique_lock device(device_mutex);
     const std::string probe_key = "load-probe-" + std::to_string(n);
-    if (ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", task.source}, {"scale", eo.scale},
+    if (ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", task.source}, {"scale", eo.scale}, {"task_id", task.id},
                        {"init_seed", m.init_seed}},
                       {}, eo.timeouts.reference_s, m)) {
       try {
@@ -570,12 +573,13 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(n);
       held_key = key;
       PhaseClock phase(m);
-      auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source},
+      auto loaded = ask_reference({{"op", "load_task"}, {"key", key}, {"source", task.source}, {"task_id", task.id},
                                    {"scale", eo.scale}, {"init_seed", m.init_seed}},
                                   {}, eo.timeouts.reference_s, m);
       phase.lap("load_task");
       if (auto& r = loaded) {
         scaled = r->header.value("scaled", nlohmann::json::object());
+        reference_parameters = r->header.value("parameters", nlohmann::json::array());
         if (r->header.contains("roofline")) {
           RooflineRecord roof;
           r->header["roofline"].get_to(roof);
@@ -778,6 +782,11 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 
   Verdict v = judge(m, jo);
   v.provenance["scaled_constants"] = scaled;
+  // KernelBench's parameter rule (kgym/parameter_check.hpp): a wrong output from a model whose
+  // parameters differ from the reference's says which one (a message only; the cases decided).
+  if (v.outcome == Outcome::incorrect || v.outcome == Outcome::contract_violation)
+    if (auto diff = parameter_difference(reference_parameters, candidate_parameters); diff && !v.messages.empty())
+      v.messages.front() += "; " + *diff;
   return v;
 }
 
@@ -1493,6 +1502,14 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
 Engine::~Engine() = default;
 
 std::string Engine::describe() const { return "engine " + impl_->options.device; }
+
+TaskProbe Engine::probe_task(const Task& task, double scale) {
+  std::lock_guard device(impl_->device_mutex);
+  Measurements m;
+  auto r = impl_->ask_reference({{"op", "probe_task"}, {"source", task.source}, {"task_id", task.id}, {"scale", scale}},
+                                {}, Timeouts{}.reference_s, m);
+  return read_task_probe(task.id, scale, r ? &r->header : nullptr, m.task_failure.value_or("no reply"));
+}
 
 nlohmann::json Engine::environment() {
   std::lock_guard device(impl_->device_mutex);

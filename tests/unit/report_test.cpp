@@ -41,6 +41,18 @@ TEST(Summary, WithoutTimingFastPIsNotApplicable) {
   EXPECT_EQ(table.find("fast_0:"), std::string::npos);
 }
 
+TEST(Summary, TaskErrorIsLeftOutOfTheDenominators) {
+  // A task_error verdict judged nothing of its candidate: it counts neither for nor against it.
+  Verdict broken = make(Outcome::task_error);
+  broken.reward = 0;
+  Summary s = summarize({make(Outcome::passed, 2.0), make(Outcome::incorrect), broken});
+  EXPECT_EQ(s.total, 3);
+  EXPECT_EQ(s.judged, 2);
+  EXPECT_DOUBLE_EQ(s.fast_p[1], 1.0 / 2);
+  EXPECT_DOUBLE_EQ(s.mean_reward, 1.0 / 2);
+  EXPECT_NE(render_summary(s).find("task_error: 1 not judged"), std::string::npos);
+}
+
 TEST(Summary, Empty) {
   Summary s = summarize({});
   EXPECT_EQ(s.total, 0);

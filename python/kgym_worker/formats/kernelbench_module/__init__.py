@@ -20,8 +20,8 @@ def parse(source: str, rec: dict) -> bool:
     return rec["model_new_defined"]
 
 
-def build(source: str, workdir: str):
-    module = common.load_module(source, "kgym_candidate", workdir)
+def build(source: str, workdir: str, overrides: dict | None = None):
+    module = common.load_module(source, "kgym_candidate", workdir, overrides)
     if not isinstance(getattr(module, "ModelNew", None), _type):
         raise TypeError("ModelNew is not a class after import")
     return module.ModelNew
