@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kgym/engine.hpp"
+#include "kgym/options.hpp"
 
 namespace kgym::corpus {
 
@@ -26,7 +27,7 @@ struct VerifyOptions {
   std::filesystem::path report;        ///< the report (JSON); default <out>.report.json
   std::filesystem::path log;           ///< one decision per input line (JSONL, the resume state); default <out>.log.jsonl
   std::int64_t target_elements = 1'000'000;  ///< the largest input's element count each pair is scaled to
-  std::string profile = "strict";      ///< policy profile the solutions are judged under
+  policy::Profile profile = policy::Profile::strict;  ///< policy profile the solutions are judged under
   std::optional<std::filesystem::path> decontaminate;  ///< benchmark suite to decontaminate against
   double threshold = 0.6;              ///< token-set Jaccard above which a reference is contaminated
   int max_per_module = 2;              ///< kept pairs per module_id (0: no cap)

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "kgym/options.hpp"
 #include "kgym/corpus.hpp"
 #include "kgym/policy.hpp"
 #include "kgym/error.hpp"
@@ -16,6 +17,7 @@ struct CorpusArgs {
   corpus::VerifyOptions v;
   bool no_timing = false, compile_baseline = false, quiet = false;
   int cases = 5;
+  std::string profile = "strict";
 };
 }  // namespace
 
@@ -38,7 +40,7 @@ void add_corpus_command(CLI::App& app, int& exit_code) {
                   "Scale each pair so that its largest input has about this many elements (the module-level size "
                   "constants, ints >= 16, as --scale does)")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--profile", a->v.profile, "Policy profile: strict (pure kernels), hybrid (keeps library + custom), kernelbench or off")
+  cmd->add_option("--profile", a->profile, "Policy profile: strict (pure kernels), hybrid (keeps library + custom), kernelbench or off")
       ->capture_default_str();
   cmd->add_option("--decontaminate", a->decontaminate, "Benchmark suite (KernelBench layout) whose near copies are dropped");
   cmd->add_option("--threshold", a->v.threshold, "Token-set Jaccard above which a reference is a near copy")
@@ -56,8 +58,8 @@ void add_corpus_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--compile-baseline", a->compile_baseline, "Also time torch.compile (default on for cuda)");
   cmd->add_flag("--quiet", a->quiet, "No line per row on stderr");
   cmd->callback([a, &exit_code] {
-    if (!policy::profile_from_string(a->v.profile))
-      throw Error(ErrorKind::usage, "unknown --profile '" + a->v.profile + "': use strict, hybrid, kernelbench or off");
+    a->v.profile = parse_profile(a->profile);
+    parse_device(a->device, "--device");
     a->v.input = a->input;
     a->v.out = a->out;
     a->v.report = a->report;
