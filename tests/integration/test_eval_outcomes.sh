@@ -42,7 +42,11 @@ for v in vs:
 third = [v for v in vs if v["candidate_id"].endswith("rt33_wrong_every_third_timed.py")][0]
 t = third["measurements"]["candidate_timing"]
 assert third["outcome"] == "incorrect" and t["spot_failed_calls"], (third["messages"], t.get("spot_failed_calls"))
-assert all(i % 1 == 0 and 0 <= i < len(t["times_ms"]) for i in t["spot_failed_calls"]), t["spot_failed_calls"]
+# It is wrong at every third call of its own count: the named calls are in range, share one
+# residue mod 3, and none is skipped between the first and the last named one.
+bad = sorted(t["spot_failed_calls"])
+assert all(0 <= i < len(t["times_ms"]) for i in bad), (bad, len(t["times_ms"]))
+assert len({i % 3 for i in bad}) == 1 and all(b - a == 3 for a, b in zip(bad, bad[1:])), bad
 print("spot check ok:", len(t["spot_failed_calls"]), "wrong timed calls named")
 # A bfloat16 downgrade at every third timed call: held to the rechecked calls' agreement with
 # eager, the downgraded calls are named by the spot check, unless a secret recheck drew one
