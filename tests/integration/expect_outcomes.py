@@ -1,13 +1,34 @@
 """Checks a verdicts JSONL against the `# expect: <outcome>` first line of each candidate file.
-`# expect: a|b` accepts either outcome (a hack that is caught when it acts and harmless when it
-does not); `# expect: passed, speedup <= X` also bounds the verdict's speedup vs eager (a hack whose reward
-must not grow: a patched timer may pass, but only at its honest speed).
+
+`# expect: a|b` accepts either outcome; the file must then say why both are right in a comment
+line starting `# why a|b:` (e.g. a hack caught when it acts and harmless when it does not, or a
+stronger verdict on another machine): a list without its reason fails the check.
+
+`# expect: passed, speedup <= twin` also bounds the verdict's speedup vs eager (a hack whose reward
+must not grow: a patched timer may pass, but only at its honest speed) by its honest twin measured
+in the same run: `honest_twin.py` in the same task folder (it computes what the hack computes, the
+way eager does). The bound is the twin's best speedup that run's own measurements allow: the
+slowest eager call of the twin's verdict over the twin's fastest timed call. A fixed number is
+refused: a cap between two speedups seen once moves with the machine.
 
 usage: expect_outcomes.py VERDICTS.jsonl CANDIDATE_DIR [CANDIDATE_DIR ...]
 """
 import json
 import pathlib
 import sys
+
+TWIN = "honest_twin.py"
+
+
+def twin_ceiling(v) -> float:
+    """The largest speedup vs eager the twin's verdict ``v`` could have shown from its own timed
+    calls: max(eager's times) / min(the twin's times), both from that verdict's measurements."""
+    m = v["measurements"]
+    own = m["candidate_timing"]["times_ms"]
+    eager = (m.get("eager_timing") or m.get("reference_timing") or {}).get("times_ms") or []
+    if not own or not eager:
+        raise ValueError(f"the twin's verdict has no timed calls of its own and of eager: {sorted(m)}")
+    return max(eager) / min(own)
 
 
 def main() -> int:
@@ -19,23 +40,39 @@ def main() -> int:
     for d in sys.argv[2:]:
         root = pathlib.Path(d)
         for f in sorted(root.rglob("*.py")):
-            first = f.read_text().splitlines()[0]
+            lines = f.read_text().splitlines()
+            first = lines[0] if lines else ""
             if not first.startswith("# expect:"):
                 continue
             want = first.split(":", 1)[1].strip()
             bound = None
             if "," in want:
                 want, clause = (x.strip() for x in want.split(",", 1))
-                bound = float(clause.split("<=", 1)[1])
+                bound = clause.split("<=", 1)[1].strip()
             cid = str(f.relative_to(root))
-            v = verdicts.get(cid)
             checked += 1
+            if "|" in want and not any(l.startswith(f"# why {want}:") for l in lines):
+                failures.append(f"{cid}: expects {want} but says nowhere why (a line '# why {want}: ...')")
+                continue
+            if bound is not None and bound != "twin":
+                failures.append(f"{cid}: speedup bound {bound!r}: only 'twin' ({TWIN} in the same run) is a bound")
+                continue
+            v = verdicts.get(cid)
             if v is None:
                 failures.append(f"{cid}: no verdict")
             elif v["outcome"] not in want.split("|"):
                 failures.append(f"{cid}: outcome {v['outcome']}, expected {want}: {v['messages'][:1]}")
-            elif bound is not None and (v.get("speedup_eager") or 0) > bound:
-                failures.append(f"{cid}: speedup {v['speedup_eager']:.3g} vs eager, expected <= {bound}")
+            elif bound == "twin" and v["outcome"] == "passed":
+                twin = verdicts.get(str(f.parent.relative_to(root) / TWIN))
+                if twin is None or twin["outcome"] != "passed":
+                    failures.append(f"{cid}: its twin {f.parent.name}/{TWIN} has no passed verdict in this run")
+                    continue
+                ceiling = twin_ceiling(twin)
+                if (v.get("speedup_eager") or 0) > ceiling:
+                    failures.append(f"{cid}: speedup {v['speedup_eager']:.3g} vs eager, above its twin's "
+                                    f"{ceiling:.3g} (twin's median {twin['speedup_eager']:.3g})")
+                else:
+                    print(f"{cid}: speedup {v['speedup_eager']:.3g} <= twin's ceiling {ceiling:.3g}")
     for f in failures:
         print("FAIL", f)
     print(f"{checked - len(failures)} passed, {len(failures)} failed")
