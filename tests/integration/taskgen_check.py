@@ -1,14 +1,10 @@
-"""Checks exported generated tasks with PyTorch on the CPU, and lays their solutions and trivial
-answers out as kgym candidates so that the real gate (kgym eval) judges them:
+"""Checks exported generated tasks with PyTorch on the CPU: each reference runs, its inputs and
+output have the shapes and dtypes the metadata states, and its outputs are finite on the value
+transforms (nominal, x3, x0.01, negated, absolute). Whether an honest solution or a trivial answer
+is correct is the real gate's decision (`kgym tasks audit`, test_taskgen.sh and
+test_taskgen_audit.sh), with its tolerances: none is copied here.
 
-- the reference runs, its inputs and output have the shapes and dtypes the metadata states, and
-  its outputs are finite on every value transform (nominal, x3, x0.01, negated, absolute);
-- with --candidates OUT: OUT/<task stem>/solution.py (`# expect: passed`) and
-  OUT/<task stem>/trivial-<kind>.py for each trivial answer (zeros, ones, the input, its mean),
-  for `kgym eval --suite DIR --candidates OUT` (test_taskgen.sh): whether an answer is correct is
-  the gate's decision, with its tolerances, not a copy of them here.
-
-Usage: python3 taskgen_check.py DIR [--candidates OUT]   (DIR from `kgym tasks export DIR --solutions --trivial`)
+Usage: python3 taskgen_check.py DIR   (DIR from `kgym tasks export DIR`)
 Exit status 0 when every check holds, 1 otherwise (each failure is printed).
 """
 import importlib.util
@@ -47,9 +43,8 @@ def run(module, cls, init, inputs):
         return model(*[t.clone() if torch.is_tensor(t) else t for t in inputs])
 
 
-def main(root, out_dir=None):
+def main(root):
     root = pathlib.Path(root)
-    out_dir = pathlib.Path(out_dir) if out_dir else None
     manifest = json.loads((root / "manifest.json").read_text())
     failures, checked = [], 0
     torch.set_num_threads(1)
@@ -70,14 +65,6 @@ def main(root, out_dir=None):
         for how, _, out in ref_outs:
             if out.is_floating_point() and not torch.isfinite(out).all():
                 failures.append(f"{tid}: reference output not finite on case {how}")
-        if out_dir is not None:
-            folder = out_dir / path.stem
-            folder.mkdir(parents=True, exist_ok=True)
-            solution = path.with_suffix(".solution.py")
-            if solution.exists():
-                (folder / "solution.py").write_text("# expect: passed\n" + solution.read_text())
-            for trivial in sorted(path.parent.glob(path.stem + ".trivial-*.py")):
-                (folder / (trivial.name.split(".", 1)[1])).write_text(trivial.read_text())
         checked += 1
     for f in failures:
         print("FAIL", f)
@@ -86,4 +73,4 @@ def main(root, out_dir=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[sys.argv.index("--candidates") + 1] if "--candidates" in sys.argv else None))
+    sys.exit(main(sys.argv[1]))

@@ -11,16 +11,18 @@ sed -i 's/while True:/while True:  # kgym-interrupt-test/' "$T/c/19_ReLU/hang.py
 TMPDIR="$T" "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$T/c" --profile off --timeout-case 300 -q \
   --out "$T/v.jsonl" > "$T/log" 2>&1 &
 pid=$!
-# The workers of this run: processes whose command line names kgym_worker and whose environment
-# holds $T (TMPDIR). The same count decides both "they all started" and "none survived".
+# The processes of this run: command line matching $1 and environment holding $T (TMPDIR). The
+# wait counts the zygote and the workers it forked ("kgym_worker zygote": they are forked after the
+# zygote's start-up, op-watch build included); the survivors are counted with the broader
+# "kgym_worker" (every worker process, op-watch builders too), so nothing waited on escapes it.
 workers() {
   local n=0 p
-  for p in $(pgrep -f "kgym_worker"); do grep -qF "$T" /proc/$p/environ 2>/dev/null && n=$((n+1)); done
+  for p in $(pgrep -f "$1"); do grep -qF "$T" /proc/$p/environ 2>/dev/null && n=$((n+1)); done
   echo "$n"
 }
 n=0
 for _ in $(seq 1 120); do  # wait until zygote, reference worker and candidate all run
-  n=$(workers)
+  n=$(workers "kgym_worker zygote")
   [ "$n" -ge 3 ] && break
   kill -0 "$pid" 2>/dev/null || break
   sleep 1
@@ -34,6 +36,6 @@ kill -0 "$pid" 2>/dev/null || { echo "FAIL: kgym exited before it was killed"; c
 sleep 3
 kill -9 "$pid"
 sleep 3
-left=$(workers)
+left=$(workers "kgym_worker")
 if [ "$left" != 0 ]; then echo "FAIL: $left worker process(es) outlived kgym"; ps aux | grep kgym_worker; exit 1; fi
 echo "ok: $n workers ran; none outlived a killed kgym"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Generated tasks end to end on the CPU: `kgym tasks` list/show/export, then every exported
 # reference checked against its metadata (taskgen_check.py), and a sample of every family and dtype
-# judged by the real gate (kgym eval): honest solutions pass, trivial answers do not. Skips (77)
+# judged by the real gate (kgym tasks audit): honest solutions pass, trivial answers do not. Skips (77)
 # without python3 + torch.
 set -euo pipefail
 kgym=$1; root=$2
@@ -18,37 +18,41 @@ n=$("$kgym" tasks list --families --json | wc -l)
 set +e; "$kgym" tasks show gen/nofamily/1 >/dev/null 2>&1; rc=$?; set -e
 [ "$rc" -eq 2 ] || { echo "bad id: expected exit 2, got $rc"; exit 1; }
 
-# The default suite and 20 training seeds of every family (small variant), float16 where a family
-# has it: each reference runs, matches its metadata and gives finite outputs (taskgen_check.py).
-"$kgym" tasks export "$work/default" --solutions --trivial
+# The default suite and 20 training seeds of every family (small variant): each reference runs,
+# matches its metadata and gives finite outputs (taskgen_check.py).
+"$kgym" tasks export "$work/default"
 python3 "$root/tests/integration/taskgen_check.py" "$work/default"
-"$kgym" tasks export "$work/train" --seeds 0:20 --variant small --solutions --trivial
+"$kgym" tasks export "$work/train" --seeds 0:20 --variant small
 python3 "$root/tests/integration/taskgen_check.py" "$work/train"
-# The real gate on a sample of every family and dtype: one seed of each family (float32) and of
-# each family that has float16, its honest solution and its trivial answers judged by kgym eval
-# on the CPU (the gate's tolerances and float64 cross-check): the solution passes, no trivial
-# answer does.
-"$kgym" tasks export "$work/sample32" --seeds 0:1 --variant small --solutions --trivial
-"$kgym" tasks export "$work/sample16" --family activation --family softmax --family matmul --family attention \
-  --seeds 100:101 --variant small --dtype float16 --solutions --trivial
-for d in sample32 sample16; do
-  python3 "$root/tests/integration/taskgen_check.py" "$work/$d" --candidates "$work/c_$d"
-  "$kgym" eval --suite "$work/$d" --candidates "$work/c_$d" --profile off --cases 2 --no-timing -q --out "$work/$d.jsonl"
-  python3 "$root/tests/integration/expect_outcomes.py" "$work/$d.jsonl" "$work/c_$d"
-  python3 - "$work/$d.jsonl" "$work/$d/manifest.json" <<'PY'
+# The real gate on a sample of every family and dtype (`kgym tasks audit`: the engine judges each
+# task's honest solution and its four trivial answers on the CPU, with the gate's tolerances and
+# float64 cross-check): one seed of every family in float32, and one of every family that has
+# float16 and bfloat16 in each. The solution passes, no trivial answer does.
+half=$("$kgym" tasks list --families --json | python3 -c '
+import json, sys
+print(" ".join("--family " + f["family"] for f in map(json.loads, sys.stdin) if "float16" in f["dtypes"]))')
+[ -n "$half" ] || { echo "no family lists float16"; exit 1; }
+fams=$("$kgym" tasks list --families --json | wc -l)
+"$kgym" tasks audit --seeds 0:1 --variant small --json > "$work/a32.jsonl" 2> "$work/a32.txt" || { cat "$work/a32.txt"; exit 1; }
+# shellcheck disable=SC2086
+"$kgym" tasks audit $half --seeds 100:101 --variant small --dtype float16 --json > "$work/a16.jsonl" 2> "$work/a16.txt" || { cat "$work/a16.txt"; exit 1; }
+# shellcheck disable=SC2086
+"$kgym" tasks audit $half --seeds 200:201 --variant small --dtype bfloat16 --json > "$work/abf16.jsonl" 2> "$work/abf16.txt" || { cat "$work/abf16.txt"; exit 1; }
+python3 - "$fams" "$work/a32.jsonl" "$work/a16.jsonl" "$work/abf16.jsonl" <<'PY'
 import collections, json, sys
-vs = [json.loads(l) for l in open(sys.argv[1])]
-tasks = json.load(open(sys.argv[2]))["tasks"]
-passed_trivial = [(v["candidate_id"], v["outcome"]) for v in vs if "/trivial-" in v["candidate_id"] and v["outcome"] == "passed"]
-assert not passed_trivial, f"degenerate tasks: a trivial answer passes the gate: {passed_trivial}"
-solutions = [v for v in vs if v["candidate_id"].endswith("/solution.py")]
-assert len(solutions) == len(tasks), (len(solutions), len(tasks))
-fams = collections.Counter(t["id"].split("/")[1] for t in tasks)
-print(f"gate on {len(tasks)} tasks ({len(fams)} families): {len(solutions)} solutions passed, "
-      f"{sum('/trivial-' in v['candidate_id'] for v in vs)} trivial answers refused:",
-      dict(collections.Counter(v["outcome"] for v in vs if "/trivial-" in v["candidate_id"])))
+fams = int(sys.argv[1])
+seen = collections.defaultdict(set)
+for path in sys.argv[2:]:
+    rows = [json.loads(l) for l in open(path)]
+    assert rows, path
+    for r in rows:
+        outcomes = {c["candidate"]: c["outcome"] for c in r["checks"]}
+        assert outcomes.pop("solution") == "passed" and r["solution_ok"], r
+        assert outcomes and all(o != "passed" for o in outcomes.values()) and not r["degenerate"], r
+        seen[path.rsplit("/", 1)[1]].add(r["id"].split("/")[1])
+assert len(seen["a32.jsonl"]) == fams, (fams, seen["a32.jsonl"])
+print("gate sample:", {k: len(v) for k, v in seen.items()}, "families; every solution passed, no trivial answer")
 PY
-done
 
 # Flat layout with decontamination: the report is printed and dropped tasks are not written.
 if [ -d "$root/../shared/data/kernelbench" ]; then
