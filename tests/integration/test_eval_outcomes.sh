@@ -30,6 +30,13 @@ for line in open(sys.argv[1]):
         assert [f["rule_id"] for f in v["policy_findings"]] == ["model_new_missing"], v["policy_findings"]
 print("fields ok")
 PY
+# Inside the case tolerance but far from float64: the precision floor, not the tolerance, refuses it.
+python3 - "$OUT/adversarial.jsonl" <<'PY'
+import json, sys
+v = [v for v in map(json.loads, open(sys.argv[1])) if v["candidate_id"] == "19_ReLU/truncated_mantissa.py"][0]
+assert v["outcome"] == "incorrect" and "error against a float64 reference" in v["messages"][0], v["messages"][:1]
+print("precision floor ok:", v["messages"][0][:100])
+PY
 # The spot check (docs/timing.md): every passing verdict had each timed call's output sampled; the
 # candidate wrong at every third call has those calls named, wherever the secret rechecks fell.
 python3 - "$OUT/examples.jsonl" "$OUT/adversarial.jsonl" <<'PY'
