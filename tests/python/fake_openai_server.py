@@ -13,7 +13,7 @@ same module with a comment naming the turn. The first N requests get HTTP 503 wi
 With --mixed (for the ReLU task, L1/19_ReLU), the answers cover every outcome instead: the k-th
 first-turn request of a run gets MIXED[0][k % 3] (wrong, crashing, not parsing), the k-th
 second-turn request MIXED[1][k % 3] (hacking, slow, fast). Each answer's code starts with
-`# kind: <name>`; the log line records the kind and the first line of the feedback the request
+`# kind: <name>`; the log line records the kind and the `Outcome: ...` line of the feedback the request
 carried (the last user message), so a test can check that each turn saw the previous verdict.
 """
 import json
@@ -108,7 +108,8 @@ class Handler(BaseHTTPRequestHandler):
             with open(LOG, "a") as f:
                 f.write(json.dumps({"path": self.path, "n": n, "model": body.get("model"),
                                     "messages": len(msgs), "kind": kind,
-                                    "feedback": users[-1].splitlines()[0] if len(users) > 1 else None}) + "\n")
+                                    "feedback": next((l for l in users[-1].splitlines() if l.startswith("Outcome: ")), users[-1][:80])
+                                    if len(users) > 1 else None}) + "\n")
         if not self.path.endswith("/chat/completions"):
             self.send_response(404)
             self.end_headers()
