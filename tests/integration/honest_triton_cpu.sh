@@ -3,6 +3,10 @@
 # Triton's interpreter (TRITON_INTERPRET=1, inherited by the workers) on the KernelBench level-1
 # tasks at a size CI affords. Every candidate must pass: the gate's own tolerances, float64
 # cross-check and value transforms decide, not a copy of them. Skips (77) without the data.
+# NOT REGISTERED (no test_ prefix): 11 of the 15 fail in the worker with Triton's interpreter
+# ("InterpreterError: TypeError(only 0-dimensional arrays can be converted to Python scalars)",
+# 2026-12-05, bench/tests_can_fail.md) while tests/python/honest_interp.py runs them; rename it to
+# test_honest_triton_cpu.sh once they pass.
 set -euo pipefail
 KGYM=$1; ROOT=$2
 KB="$ROOT/../shared/data/kernelbench"
