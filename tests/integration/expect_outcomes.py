@@ -7,9 +7,9 @@ stronger verdict on another machine): a list without its reason fails the check.
 `# expect: passed, speedup <= twin` also bounds the verdict's speedup vs eager (a hack whose reward
 must not grow: a patched timer may pass, but only at its honest speed) by its honest twin measured
 in the same run: `honest_twin.py` in the same task folder (it computes what the hack computes, the
-way eager does). The bound is the twin's best speedup that run's own measurements allow: the
-slowest eager call of the twin's verdict over the twin's fastest timed call. A fixed number is
-refused: a cap between two speedups seen once moves with the machine.
+way eager does). The bound is the twin's speedup times the spread of the twin's own timed calls
+(upper over lower quartile) in that run. A fixed number is refused: a cap between two speedups
+seen once moves with the machine.
 
 usage: expect_outcomes.py VERDICTS.jsonl CANDIDATE_DIR [CANDIDATE_DIR ...]
 """
@@ -20,15 +20,21 @@ import sys
 TWIN = "honest_twin.py"
 
 
+def quartile_ratio(times) -> float:
+    """Upper over lower quartile of a list of call times (>= 1): the call-to-call spread of one
+    timed series, measured in the run itself."""
+    t = sorted(times)
+    if len(t) < 2 or t[len(t) // 4] <= 0:
+        raise ValueError(f"no spread from {len(t)} timed calls")
+    return t[min(len(t) - 1, (3 * len(t)) // 4)] / t[len(t) // 4]
+
+
 def twin_ceiling(v) -> float:
-    """The largest speedup vs eager the twin's verdict ``v`` could have shown from its own timed
-    calls: max(eager's times) / min(the twin's times), both from that verdict's measurements."""
-    m = v["measurements"]
-    own = m["candidate_timing"]["times_ms"]
-    eager = (m.get("eager_timing") or m.get("reference_timing") or {}).get("times_ms") or []
-    if not own or not eager:
-        raise ValueError(f"the twin's verdict has no timed calls of its own and of eager: {sorted(m)}")
-    return max(eager) / min(own)
+    """The largest speedup vs eager a candidate doing the twin's work can be credited with in the
+    run of the twin's verdict ``v``: the twin's speedup times the spread of its own timed calls
+    (quartile_ratio). Both come from that verdict; no number is fixed here."""
+    own = v["measurements"]["candidate_timing"]["times_ms"]
+    return v["speedup_eager"] * quartile_ratio(own)
 
 
 def main() -> int:
@@ -70,7 +76,7 @@ def main() -> int:
                 ceiling = twin_ceiling(twin)
                 if (v.get("speedup_eager") or 0) > ceiling:
                     failures.append(f"{cid}: speedup {v['speedup_eager']:.3g} vs eager, above its twin's "
-                                    f"{ceiling:.3g} (twin's median {twin['speedup_eager']:.3g})")
+                                    f"{ceiling:.3g} (twin's speedup {twin['speedup_eager']:.3g})")
                 else:
                     print(f"{cid}: speedup {v['speedup_eager']:.3g} <= twin's ceiling {ceiling:.3g}")
     for f in failures:

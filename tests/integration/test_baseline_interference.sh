@@ -4,9 +4,10 @@
 # children that spin only while the candidate is idle (2.68x and 1.80x before the candidate's
 # process tree was paused during baseline timing), against an honest candidate in the same run,
 # at the size where the red team measured them (L1/1 at --scale 4: a 1024^2 matmul on the CPU).
-# What they target is the eager baseline: each one's eager median may not exceed the slowest eager
-# call timed for the honest candidate in the same run, and its speedup not the honest candidate's
-# ceiling (expect_outcomes.twin_ceiling: slowest eager call over its fastest call). A verdict other
+# What they target is the eager baseline: each one's eager time may exceed the honest candidate's
+# in the same run by no more than the spread of the honest verdict's eager calls (upper over lower
+# quartile), and its speedup not the honest candidate's times the spread of its own calls
+# (expect_outcomes.twin_ceiling). A verdict other
 # than passed is accepted only where the candidate's file says why (rt3_hog_baseline:
 # timing_invalid [cpu], its hogs' CPU time inside the timed requests); unfixed, the red team
 # measured 24 -> 94 ms and 27.6 -> 100.7 ms.
@@ -30,7 +31,7 @@ vs = {json.loads(l)["candidate_id"].split("/")[-1]: json.loads(l) for l in open(
 honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
 sys.path.insert(0, sys.argv[2])
-from expect_outcomes import twin_ceiling
+from expect_outcomes import quartile_ratio, twin_ceiling
 ceiling = twin_ceiling(honest)
 par = vs["rt8_fork_parallel.py"]
 print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
@@ -40,14 +41,14 @@ if par["outcome"] == "passed":
         f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x (ceiling {ceiling:.3g}x)"
 else:
     assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
-eager_max = max(honest["measurements"]["eager_timing"]["times_ms"])
+eager_max = honest["ref_runtime_ms"] * quartile_ratio(honest["measurements"]["eager_timing"]["times_ms"])
 for name, other_ok in (("rt2_sigstop_reference.py", ()), ("rt3_hog_baseline.py", ("timing_invalid",))):
     v = vs[name]
     if v["outcome"] != "passed":
         assert v["outcome"] in other_ok and "[cpu]" in v["messages"][0], (name, v["outcome"], v["messages"][:1])
         print(f"{name}: {v['outcome']}: {v['messages'][0][:120]}")
         continue
-    print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms (honest verdict's eager calls up to {eager_max:.3g} ms); "
+    print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms (honest {honest['ref_runtime_ms']:.3g} ms, bound {eager_max:.3g} ms); "
           f"speedup {v['speedup_eager']:.3g}x (honest {honest['speedup_eager']:.3g}x, ceiling {ceiling:.3g}x)")
     assert v["ref_runtime_ms"] <= eager_max, f"{name} slowed the eager baseline: {v['ref_runtime_ms']:.3g} > {eager_max:.3g} ms"
     assert v["speedup_eager"] <= ceiling, f"{name}: {v['speedup_eager']:.3g}x above the honest ceiling {ceiling:.3g}x"

@@ -9,7 +9,7 @@
 # to 3.5x against an honest 0.76x to 1.12x on examples/suite. Now the worker's threads other
 # than the main one count as the candidate's other CPU time: 1.09x and 0.54x (its true speed:
 # torch.matmul, as eager), 1.54x once under ctest -j2. Its bound is its honest twin's ceiling in
-# the same run (honest_twin.py: slowest eager call over its fastest call), not a fixed cap.
+# the same run (honest_twin.py: its speedup times its own calls' quartile spread), not a fixed cap.
 # On the H200 (2026-12-01, evening) its timer patch is left installed after the timer loop and
 # the [tamper] check makes it contract_violation (time.perf_counter_ns replaced).
 # rt10: in the wall check, the call runs on a helper THREAD of the worker (its CPU time is in
