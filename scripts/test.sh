@@ -15,7 +15,9 @@ fi
 cd build
 rm -f ctest-junit.xml
 rc=0
-ctest --output-on-failure --no-tests=error -j2 --output-junit ctest-junit.xml "$@" || rc=$?
+# full output of passed tests too (ctest keeps 1 KiB by default): the skip reasons are at its end
+ctest --output-on-failure --no-tests=error -j2 --test-output-size-passed 1000000 --test-output-size-failed 1000000 \
+  --output-junit ctest-junit.xml "$@" || rc=$?
 ctest --show-only=json-v1 "$@" > ctest-tests.json
 if [ ! -f ctest-junit.xml ]; then echo "FAIL: ctest wrote no results (no test ran)"; exit 1; fi
 python3 ../tests/ci_summary.py ctest-junit.xml ctest-tests.json || rc=1
