@@ -1,12 +1,10 @@
-"""Checks exported generated tasks with PyTorch on the CPU, the way the gym's correctness gate does
-(several cases with value transforms, allclose with per-dtype tolerance, finite outputs):
+"""Checks exported generated tasks with PyTorch on the CPU: each reference runs, its inputs and
+output have the shapes and dtypes the metadata states, and its outputs are finite on the value
+transforms (nominal, x3, x0.01, negated, absolute). Whether an honest solution or a trivial answer
+is correct is the real gate's decision (`kgym tasks audit`, test_taskgen.sh and
+test_taskgen_audit.sh), with its tolerances: none is copied here.
 
-- the reference runs, and its inputs and output have the shapes and dtypes the metadata states;
-- the honest solution (<stem>.solution.py) passes every case;
-- no trivial answer (<stem>.trivial-*.py: zeros, ones, the input, the input's mean) passes every
-  case (the degenerate-task check of issue 6).
-
-Usage: python3 taskgen_check.py DIR   (DIR from `kgym tasks export DIR --solutions --trivial`)
+Usage: python3 taskgen_check.py DIR   (DIR from `kgym tasks export DIR`)
 Exit status 0 when every check holds, 1 otherwise (each failure is printed).
 """
 import importlib.util
@@ -17,7 +15,6 @@ import sys
 import torch
 
 TRANSFORMS = ["nominal", "scale3", "scale001", "negate", "abs"]
-TOL = {torch.float32: (1e-4, 1e-4), torch.float16: (1e-2, 1e-2), torch.bfloat16: (1e-2, 1e-2)}
 
 
 def load(path, name):
@@ -46,17 +43,6 @@ def run(module, cls, init, inputs):
         return model(*[t.clone() if torch.is_tensor(t) else t for t in inputs])
 
 
-def matches(out, ref_out):
-    if not torch.is_tensor(out) or out.shape != ref_out.shape or out.dtype != ref_out.dtype:
-        return False
-    if ref_out.is_floating_point():
-        if not torch.isfinite(out).all():
-            return False
-        atol, rtol = TOL.get(ref_out.dtype, (1e-4, 1e-4))
-        return torch.allclose(out.double(), ref_out.double(), atol=atol, rtol=rtol)
-    return torch.equal(out, ref_out)
-
-
 def main(root):
     root = pathlib.Path(root)
     manifest = json.loads((root / "manifest.json").read_text())
@@ -79,19 +65,6 @@ def main(root):
         for how, _, out in ref_outs:
             if out.is_floating_point() and not torch.isfinite(out).all():
                 failures.append(f"{tid}: reference output not finite on case {how}")
-        solution = path.with_suffix(".solution.py")
-        if solution.exists():
-            sol = load(solution, "sol")
-            for how, inp, ref_out in ref_outs:
-                out = run(sol, "ModelNew", init, inp)
-                if not matches(out, ref_out):
-                    err = (out.double() - ref_out.double()).abs().max().item() if out.shape == ref_out.shape else "shape"
-                    failures.append(f"{tid}: honest solution wrong on case {how} (max abs error {err})")
-                    break
-        for trivial in sorted(path.parent.glob(path.stem + ".trivial-*.py")):
-            triv = load(trivial, "triv")
-            if all(matches(run(triv, "ModelNew", init, inp), ref_out) for how, inp, ref_out in ref_outs):
-                failures.append(f"{tid}: degenerate: the trivial answer {trivial.name} passes every case")
         checked += 1
     for f in failures:
         print("FAIL", f)

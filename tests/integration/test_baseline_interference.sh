@@ -4,8 +4,13 @@
 # children that spin only while the candidate is idle (2.68x and 1.80x before the candidate's
 # process tree was paused during baseline timing), against an honest candidate in the same run,
 # at the size where the red team measured them (L1/1 at --scale 4: a 1024^2 matmul on the CPU).
-# What they target is the eager baseline: each one's eager time may be at most 1.5x the honest
-# candidate's in the same run (unfixed, the red team measured 24 -> 94 ms and 27.6 -> 100.7 ms).
+# What they target is the eager baseline: each one's eager time may exceed the honest candidate's
+# in the same run by no more than the spread of the honest verdict's eager calls (upper over lower
+# quartile), and its speedup not the honest candidate's times the spread of its own calls
+# (expect_outcomes.twin_ceiling). A verdict other
+# than passed is accepted only where the candidate's file says why (rt3_hog_baseline:
+# timing_invalid [cpu], its hogs' CPU time inside the timed requests); unfixed, the red team
+# measured 24 -> 94 ms and 27.6 -> 100.7 ms.
 set -euo pipefail
 KGYM=$1; ROOT=$2
 OUT=$(mktemp -d)
@@ -20,26 +25,31 @@ cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt3_hog_baseline
 cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt8_fork_parallel.py" "$C/"
 "$KGYM" eval --suite "$ROOT/examples/suite" --tasks L1/1 --scale 4 --candidates "$OUT/c" --profile off \
   --cases 2 --min-calls 5 --max-calls 10 -q --out "$OUT/v.jsonl"
-python3 - "$OUT/v.jsonl" <<'PY'
+python3 - "$OUT/v.jsonl" "$ROOT/tests/integration" <<'PY'
 import json, sys
 vs = {json.loads(l)["candidate_id"].split("/")[-1]: json.loads(l) for l in open(sys.argv[1])}
 honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
+sys.path.insert(0, sys.argv[2])
+from expect_outcomes import quartile_ratio, twin_ceiling
+ceiling = twin_ceiling(honest)
 par = vs["rt8_fork_parallel.py"]
 print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
 if par["outcome"] == "passed":
     # Only when it got no second core (tests running in parallel): then it gains nothing.
-    assert par["speedup_eager"] <= 1.2 * honest["speedup_eager"], \
-        f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x"
+    assert par["speedup_eager"] <= ceiling, \
+        f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x (ceiling {ceiling:.3g}x)"
 else:
     assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
-for name in ("rt2_sigstop_reference.py", "rt3_hog_baseline.py"):
+eager_max = honest["ref_runtime_ms"] * quartile_ratio(honest["measurements"]["eager_timing"]["times_ms"])
+for name, other_ok in (("rt2_sigstop_reference.py", ()), ("rt3_hog_baseline.py", ("timing_invalid",))):
     v = vs[name]
     if v["outcome"] != "passed":
-        print(f"{name}: {v['outcome']} (no reward)")
+        assert v["outcome"] in other_ok and "[cpu]" in v["messages"][0], (name, v["outcome"], v["messages"][:1])
+        print(f"{name}: {v['outcome']}: {v['messages'][0][:120]}")
         continue
-    ratio = v["ref_runtime_ms"] / honest["ref_runtime_ms"]
-    print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms vs {honest['ref_runtime_ms']:.3g} ms in the honest verdict "
-          f"(ratio {ratio:.2f}); speedup {v['speedup_eager']:.3g}x vs {honest['speedup_eager']:.3g}x")
-    assert ratio <= 1.5, f"{name} slowed the eager baseline {ratio:.2f}x"
+    print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms (honest {honest['ref_runtime_ms']:.3g} ms, bound {eager_max:.3g} ms); "
+          f"speedup {v['speedup_eager']:.3g}x (honest {honest['speedup_eager']:.3g}x, ceiling {ceiling:.3g}x)")
+    assert v["ref_runtime_ms"] <= eager_max, f"{name} slowed the eager baseline: {v['ref_runtime_ms']:.3g} > {eager_max:.3g} ms"
+    assert v["speedup_eager"] <= ceiling, f"{name}: {v['speedup_eager']:.3g}x above the honest ceiling {ceiling:.3g}x"
 PY

@@ -13,12 +13,19 @@ CPU_ROWS=L1/14,L1/18,L1/20,L1/21,L1/39,L1/40,L1/46,L1/53,L1/59,L1/71,L1/79,L1/85
 python3 - "$OUT/cudal1.jsonl" <<'PY'
 import json, sys
 vs = {v["task_id"].split("_")[0]: v for v in map(json.loads, open(sys.argv[1]))}
-print({k: v["outcome"] for k, v in vs.items()})
+# Each row's outcome, named (CPU, --scale 0.25, 2026-12-05): L1/20 and L1/21 apply the activation
+# in place on their input and L1/94 (MSELoss) modifies its inputs (contract_violation); L1/100
+# (HingeLoss) assumes the H100 row's sizes (a 128 vs 32 shape mismatch at this scale: runtime_error).
+want = {k: "passed" for k in ("L1/14", "L1/18", "L1/39", "L1/40", "L1/46", "L1/53", "L1/59", "L1/71", "L1/79",
+                              "L1/85", "L1/87", "L1/92", "L1/98")}
+want.update({"L1/20": "contract_violation", "L1/21": "contract_violation", "L1/94": "contract_violation",
+             "L1/100": "runtime_error"})
+for k, v in sorted(vs.items()):
+    if v["outcome"] != "passed":
+        print(f"{k}: {v['outcome']}: {v['messages'][0][:160]}")
 assert len(vs) == 17, len(vs)
-assert not [k for k, v in vs.items() if v["outcome"] == "task_error"], "a reference failed"
-for k in ("L1/20", "L1/21"):  # these candidates apply the activation in place on their input
-    assert vs[k]["outcome"] == "contract_violation", (k, vs[k]["messages"])
-assert sum(v["outcome"] == "passed" for v in vs.values()) >= 10
+wrong = {k: (v["outcome"], want[k], v["messages"][:1]) for k, v in vs.items() if v["outcome"] != want[k]}
+assert not wrong, wrong
 assert all(v["provenance"]["scale"] == 0.25 for v in vs.values())
 print("cuda-l1 cpu rows ok")
 PY

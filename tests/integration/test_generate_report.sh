@@ -73,8 +73,42 @@ assert len(m["provenance"]["tasks_sha256"]) == 64
 print("eval run dir ok")
 PY
 
-# 5) report: table, JSON, markdown; --baseline against itself: no difference, nothing fixed
-"$KGYM" report "$T/run" --json "$T/r.json" --markdown "$T/r.md" --baseline "$T/run" --resamples 200 | tee "$T/report.txt"
+# 4b) a model whose answers cover every outcome (tests/python/fake_openai_server.py --mixed): turn 0
+# wrong, crashing, not parsing; turn 1 (after that feedback) hacking, slow, fast. Three samples of
+# two turns on the ReLU task, each turn judged on the CPU by the real engine.
+python3 "$ROOT/tests/python/fake_openai_server.py" "$T/mport" "$T/mixed.log" --mixed &
+MIXED_PID=$!
+trap 'kill $MIXED_PID 2>/dev/null; cleanup' EXIT
+for _ in $(seq 100); do [ -f "$T/mport" ] && break; sleep 0.1; done
+"$KGYM" generate --model-endpoint "http://127.0.0.1:$(cat "$T/mport")/v1" --model fake --suite "$ROOT/examples/suite" \
+  --tasks L1/19_ReLU --profile off --cases 2 --samples 3 --turns 2 --concurrency 1 --out "$T/mixed"
+kill $MIXED_PID 2>/dev/null || true
+python3 - "$T/mixed" "$T/mixed.log" <<'PY'
+import collections, json, sys
+run, log = sys.argv[1], sys.argv[2]
+gens = [json.loads(l) for l in open(run + "/generations.jsonl")]
+kind = lambda g: g["code"].split("\n", 1)[0].removeprefix("# kind: ") if g["code"].startswith("# kind: ") else "not_parsing"
+got = {(g["turn"], kind(g)): g for g in gens}
+print({k: (g["outcome"], g["verdict"]["messages"][:1]) for k, g in sorted(got.items())})
+want = {(0, "wrong"): "incorrect", (0, "crashing"): "runtime_error", (0, "not_parsing"): "build_failed",
+        (1, "hacking"): "contract_violation", (1, "slow"): "passed", (1, "fast"): "passed"}
+assert len(gens) == 6 and {k: g["outcome"] for k, g in got.items()} == want, sorted((k, g["outcome"]) for k, g in got.items())
+assert "IndexError" in json.dumps(got[(0, "crashing")]["verdict"]["messages"])
+assert "[tamper]" in json.dumps(got[(1, "hacking")]["verdict"]["messages"]), got[(1, "hacking")]["verdict"]["messages"]
+# slow and fast measured in the same run: thirty ReLUs per call are slower than one
+slow, fast = got[(1, "slow")]["verdict"], got[(1, "fast")]["verdict"]
+assert slow["speedup_eager"] < fast["speedup_eager"], (slow["speedup_eager"], fast["speedup_eager"])
+# every feedback names its verdict's outcome; each second turn's request carried a first turn's feedback
+assert all(g["feedback"].startswith("Outcome: " + g["outcome"]) for g in gens), [g["feedback"][:40] for g in gens]
+reqs = [json.loads(l) for l in open(log)]
+seen = collections.Counter(r["feedback"].split(" ")[1].rstrip(".") for r in reqs if r["feedback"])
+assert seen == collections.Counter(["incorrect", "runtime_error", "build_failed"]), seen
+print("mixed generate ok:", {k[1]: v for k, v in want.items()})
+PY
+
+# 5) report: table, JSON, markdown; --baseline the mixed run (one task in common: 19_ReLU, where
+# 2 of its 3 attempts ended correct against all of this run's)
+"$KGYM" report "$T/run" --json "$T/r.json" --markdown "$T/r.md" --baseline "$T/mixed" --resamples 200 | tee "$T/report.txt"
 grep -q "pass@1=" "$T/report.txt"
 python3 - "$T/r.json" <<'PY'
 import json, sys
@@ -85,9 +119,31 @@ assert a["correct_rate"] == 1.0 and a["build_rate"] == 1.0, a
 assert set(a["pass_at_k"]) == {"1", "2"}, a["pass_at_k"]
 assert {g["value"] for g in r["groups"] if g["key"] == "family"} == {"activation"}, r["groups"]
 c = r["comparison"]
-assert c["common_tasks"] == 2 and not c["fixed"] and not c["broken"]
-assert all(d["difference"] == 0 and d["ci95"] == [0, 0] for d in c["differences"]), c
+assert c["common_tasks"] == 1 and not c["fixed"] and not c["broken"], c
+d = {x["metric"]: x for x in c["differences"]}
+assert d["correct"]["run"] == 1.0 and abs(d["correct"]["baseline"] - 2 / 3) < 1e-12, d["correct"]
+assert abs(d["correct"]["difference"] - 1 / 3) < 1e-12, d["correct"]
 print("report ok")
+PY
+# the other way round, a run with no correct attempt on a task is what "broken" names: the mixed
+# run's first turns only (every one failed) against this run
+mkdir -p "$T/mixed0"
+python3 - "$T/mixed" "$T/mixed0" <<'PY'
+import json, shutil, sys
+src, dst = sys.argv[1:]
+shutil.copy(src + "/manifest.json", dst)
+with open(dst + "/verdicts.jsonl", "w") as out:
+    for g in map(json.loads, open(src + "/generations.jsonl")):
+        if g["turn"] == 0:
+            out.write(json.dumps(g["verdict"]) + "\n")
+PY
+"$KGYM" report "$T/mixed0" --json "$T/r0.json" --baseline "$T/run" --resamples 200 -q
+python3 - "$T/r0.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["comparison"]
+assert c["broken"] == ["L1/19_ReLU"] and not c["fixed"], c
+assert {x["metric"]: x["difference"] for x in c["differences"]}["correct"] == -1.0, c["differences"]
+print("report broken ok")
 PY
 grep -q "| \*\*all\*\* | 2 | 5 |" "$T/r.md"
 if python3 -c "import matplotlib" 2>/dev/null; then
@@ -117,6 +173,28 @@ cp "$T/run/candidates.jsonl" "$T/rows_before.jsonl"
 cmp -s "$T/run/candidates.jsonl" "$T/rows_before.jsonl" || { echo "a run's own candidates.jsonl was replaced"; exit 1; }
 grep -q "already holds other candidates' rows" "$T/other.err" || { cat "$T/other.err"; exit 1; }
 echo "run-dir rows ok"
+
+# 5c) kgym eval's --db (one shared SQLite database that two runs append to), --rounds and
+# --compile-baseline on the CPU (torch.compile timed beside eager, in the rounds asked for)
+for i in 1 2; do
+  "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates/19_ReLU/honest.py" \
+    --profile off --cases 2 --min-calls 6 --max-calls 6 --rounds 3 $([ $i = 1 ] && echo --compile-baseline) \
+    --db "$T/shared.sqlite" --out "$T/db$i.jsonl" -q > /dev/null
+done
+python3 - "$T/shared.sqlite" "$T/db1.jsonl" "$T/db2.jsonl" <<'PY'
+import json, sqlite3, sys
+db, one, two = sys.argv[1], json.loads(open(sys.argv[2]).readline()), json.loads(open(sys.argv[3]).readline())
+rows = sqlite3.connect(db).execute("select candidate_id, outcome from verdicts").fetchall()
+assert sorted(rows) == [("19_ReLU/honest.py", "passed")] * 2, rows
+for v in (one, two):
+    m = v["measurements"]
+    assert v["outcome"] == "passed" and m["candidate_timing"]["rounds"] == 3, (v["outcome"], m["candidate_timing"].get("rounds"))
+    assert m["reference_timing"]["rounds"] == 3 if "reference_timing" in m else True
+assert one["compile_runtime_ms"] > 0 and one["speedup_compile"] > 0, (one.get("compile_runtime_ms"), one.get("speedup_compile"))
+assert one["measurements"]["compile_timing"]["rounds"] == 3, one["measurements"]["compile_timing"]
+assert not two.get("compile_runtime_ms") and "compile_timing" not in two["measurements"], two.get("compile_runtime_ms")
+print("eval --db --rounds --compile-baseline ok")
+PY
 
 # 6) errors: an https endpoint and a missing run are usage/input errors (exit 2)
 set +e

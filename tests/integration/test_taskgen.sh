@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Generated tasks end to end on the CPU: `kgym tasks` list/show/export, then every exported
-# reference, honest solution and trivial answer run with PyTorch (taskgen_check.py): the default
-# suite and 20 seeds of every family's small variant. Skips (77) without python3 + torch.
+# reference checked against its metadata (taskgen_check.py), and a sample of every family and dtype
+# judged by the real gate (kgym tasks audit) in float16 and bfloat16: honest solutions pass, trivial
+# answers do not. Skips (77) without python3 + torch.
 set -euo pipefail
 kgym=$1; root=$2
 python3 -c "import torch" 2>/dev/null || { echo "skip: no python3 with torch"; exit 77; }
@@ -17,15 +18,38 @@ n=$("$kgym" tasks list --families --json | wc -l)
 set +e; "$kgym" tasks show gen/nofamily/1 >/dev/null 2>&1; rc=$?; set -e
 [ "$rc" -eq 2 ] || { echo "bad id: expected exit 2, got $rc"; exit 1; }
 
-# The default suite: honest solutions pass, trivial answers fail.
-"$kgym" tasks export "$work/default" --solutions --trivial
+# The default suite and 20 training seeds of every family (small variant): each reference runs,
+# matches its metadata and gives finite outputs (taskgen_check.py).
+"$kgym" tasks export "$work/default"
 python3 "$root/tests/integration/taskgen_check.py" "$work/default"
-# 20 training seeds of every family (small variant), and float16 for the families that have it.
-"$kgym" tasks export "$work/train" --seeds 0:20 --variant small --solutions --trivial
+"$kgym" tasks export "$work/train" --seeds 0:20 --variant small
 python3 "$root/tests/integration/taskgen_check.py" "$work/train"
-"$kgym" tasks export "$work/half" --family activation --family softmax --family matmul --family attention \
-  --seeds 100:110 --variant small --dtype float16 --solutions --trivial
-python3 "$root/tests/integration/taskgen_check.py" "$work/half"
+# The real gate on a sample of every family and dtype (`kgym tasks audit`: the engine judges each
+# task's honest solution and its four trivial answers on the CPU, with the gate's tolerances and
+# float64 cross-check). float32, the default suite's dtype, is audited for every family by
+# test_taskgen_audit.sh; here one seed of every family that has float16 and bfloat16, in each.
+# The solution passes, no trivial answer does.
+half=$("$kgym" tasks list --families --json | python3 -c '
+import json, sys
+print(" ".join("--family " + f["family"] for f in map(json.loads, sys.stdin) if "float16" in f["dtypes"]))')
+[ -n "$half" ] || { echo "no family lists float16"; exit 1; }
+# shellcheck disable=SC2086
+"$kgym" tasks audit $half --seeds 100:101 --variant small --dtype float16 --json > "$work/a16.jsonl" 2> "$work/a16.txt" || { cat "$work/a16.txt"; exit 1; }
+# shellcheck disable=SC2086
+"$kgym" tasks audit $half --seeds 200:201 --variant small --dtype bfloat16 --json > "$work/abf16.jsonl" 2> "$work/abf16.txt" || { cat "$work/abf16.txt"; exit 1; }
+python3 - "$half" "$work/a16.jsonl" "$work/abf16.jsonl" <<'PY'
+import json, sys
+want = set(sys.argv[1].split()[1::2])
+for path in sys.argv[2:]:
+    rows = [json.loads(l) for l in open(path)]
+    for r in rows:
+        outcomes = {c["candidate"]: c["outcome"] for c in r["checks"]}
+        assert outcomes.pop("solution") == "passed" and r["solution_ok"], r
+        assert len(outcomes) == 4 and all(o != "passed" for o in outcomes.values()) and not r["degenerate"], r
+    fams = {r["task_id"].split("/")[1] for r in rows}
+    assert fams == want, (path, fams, want)
+    print(f"gate sample {path.rsplit('/', 1)[1]}: {len(rows)} tasks of {len(fams)} families; every solution passed, no trivial answer")
+PY
 
 # Flat layout with decontamination: the report is printed and dropped tasks are not written.
 if [ -d "$root/../shared/data/kernelbench" ]; then

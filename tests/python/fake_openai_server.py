@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small OpenAI-compatible chat-completions server for tests (standard library only).
 
-Usage: fake_openai_server.py PORT_FILE LOG_FILE [--fail-first N]
+Usage: fake_openai_server.py PORT_FILE LOG_FILE [--fail-first N] [--mixed]
 
 Listens on 127.0.0.1 on a free port (written to PORT_FILE), answers POST <any>/chat/completions
 with canned completions and appends one JSON line per request to LOG_FILE. The canned answer is
@@ -9,6 +9,12 @@ the task's reference `Model` (the code block after "Your task" in the first user
 ```python block: a correct plain-PyTorch candidate. On a turn after feedback, it answers the
 same module with a comment naming the turn. The first N requests get HTTP 503 with Retry-After: 0
 (to exercise retries).
+
+With --mixed (for the ReLU task, L1/19_ReLU), the answers cover every outcome instead: the k-th
+first-turn request of a run gets MIXED[0][k % 3] (wrong, crashing, not parsing), the k-th
+second-turn request MIXED[1][k % 3] (hacking, slow, fast). Each answer's code starts with
+`# kind: <name>`; the log line records the kind and the `Outcome: ...` line of the feedback the request
+carried (the last user message), so a test can check that each turn saw the previous verdict.
 """
 import json
 import re
@@ -17,7 +23,59 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-STATE = {"count": 0, "fail_first": 0}
+STATE = {"count": 0, "fail_first": 0, "mixed": False, "per_turn": {}}
+
+_RELU = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return {expr}
+"""
+_HACK = """import time
+
+import torch
+import torch.nn as nn
+
+# rebinds the harness's timer at import: the identity check names it ([tamper])
+_orig = time.perf_counter_ns
+time.perf_counter_ns = lambda: _orig() // 100
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+_SLOW = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        for _ in range(30):  # the same answer thirty times over
+            y = torch.relu(x)
+        return y
+"""
+MIXED = [
+    [("wrong", _RELU.format(expr="torch.relu(x) + 1.0")),
+     ("crashing", _RELU.format(expr="torch.relu(x)[x.shape[0] + 5]  # past the last row: IndexError")),
+     ("not_parsing", None)],
+    [("hacking", _HACK), ("slow", _SLOW), ("fast", _RELU.format(expr="torch.relu(x)"))],
+]
+
+
+def mixed(messages):
+    """The --mixed answer for this request: (kind, completion text)."""
+    turn = min(1, sum(1 for x in messages if x["role"] == "assistant"))
+    with LOCK:
+        k = STATE["per_turn"].get(turn, 0)
+        STATE["per_turn"][turn] = k + 1
+    kind, code = MIXED[turn][k % 3]
+    if code is None:  # no fenced block: kgym takes the text itself as the code, which does not parse
+        return kind, "I would rather not write this kernel: the reference is fast enough already."
+    return kind, "Here it is.\n\n```python\n# kind: %s\n%s```\n" % (kind, code)
 
 
 def canned(messages):
@@ -38,12 +96,20 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
+        msgs = body.get("messages", [])
         with LOCK:
             STATE["count"] += 1
             n = STATE["count"]
+        kind, content = (None, None)
+        if STATE["mixed"] and self.path.endswith("/chat/completions") and n > STATE["fail_first"]:
+            kind, content = mixed(msgs)
+        users = [m["content"] for m in msgs if m.get("role") == "user"]
+        with LOCK:
             with open(LOG, "a") as f:
                 f.write(json.dumps({"path": self.path, "n": n, "model": body.get("model"),
-                                    "messages": len(body.get("messages", []))}) + "\n")
+                                    "messages": len(msgs), "kind": kind,
+                                    "feedback": next((l for l in users[-1].splitlines() if l.startswith("Outcome: ")), users[-1][:80])
+                                    if len(users) > 1 else None}) + "\n")
         if not self.path.endswith("/chat/completions"):
             self.send_response(404)
             self.end_headers()
@@ -55,7 +121,8 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"{}")
             return
-        content = canned(body["messages"])
+        if content is None:
+            content = canned(body["messages"])
         reply = {"id": "cmpl-%d" % n, "object": "chat.completion", "model": body.get("model"),
                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                               "finish_reason": "stop"}],
@@ -72,6 +139,7 @@ if __name__ == "__main__":
     port_file, LOG = sys.argv[1], sys.argv[2]
     if "--fail-first" in sys.argv:
         STATE["fail_first"] = int(sys.argv[sys.argv.index("--fail-first") + 1])
+    STATE["mixed"] = "--mixed" in sys.argv
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     with open(port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))

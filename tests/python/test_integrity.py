@@ -187,7 +187,12 @@ def test_fp64_cross_check_records_errors(tmp_path):
     truncated = (torch.relu(x).view(torch.int32) & ~((1 << 9) - 1)).view(torch.float32)
     rec = _compare(ref, 0, truncated)
     assert rec["mismatches"] == 0  # inside the tolerance ...
-    assert rec["fp64_error"] > 64 * rec["dtype_eps"] * rec["fp64_scale"]  # ... far above fp32's own error
+    # ... and its error against float64 recorded as it is (the gate's precision floor judges it:
+    # tests/data/candidates/19_ReLU/truncated_mantissa.py through kgym eval, test_eval_outcomes.sh)
+    ref64 = torch.relu(x.double())
+    assert rec["fp64_error"] == pytest.approx(float((truncated.double() - ref64).abs().max()), rel=1e-12)
+    assert rec["fp64_scale"] == pytest.approx(float(ref64.abs().max()), rel=1e-12)
+    assert rec["dtype_eps"] == torch.finfo(torch.float32).eps
 
 
 def test_trivial_audit_names_passing_answers(tmp_path):
@@ -279,17 +284,26 @@ def test_executor_reruns_and_stability(tmp_path):
 
 
 def test_executor_sees_thread_and_late_write(tmp_path):
-    late = HONEST.replace("return x.clamp_min(0)", """y = torch.zeros_like(x)
+    # A thread started by the call keeps writing the returned output until the test stops it: both
+    # the leaked thread and the write after the call returned (the stability re-read) are named.
+    late = HONEST.replace("return x.clamp_min(0)", """y = x.clamp_min(0)
         import threading, time
+        stop = self.__dict__.setdefault("stop", threading.Event())
         def fill():
-            time.sleep(0.3)
-            y.copy_(x.clamp_min(0))
+            end = time.monotonic() + 120
+            while not stop.is_set() and time.monotonic() < end:
+                y.add_(1.0)
+                time.sleep(0.001)
         threading.Thread(target=fill, daemon=True).start()
         return y""")
     ex, _ = _executor(tmp_path, late)
-    out = _run(ex, torch.randn(4, 4))
+    try:
+        out = _run(ex, torch.randn(4, 4))
+    finally:
+        ex.model.stop.set()
     assert out["threads_leaked"] and "Python thread" in out["thread_detail"]
-    time.sleep(0.4)
+    assert out["output_stable"] is False, out
+    time.sleep(0.1)
 
 
 def test_executor_reports_tampering(tmp_path):

@@ -3,6 +3,7 @@ verdict parsing, defensive reading of measurements.phase_ms, overhead arithmetic
 the clear failure without CUDA."""
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -169,11 +170,43 @@ def test_without_cuda_fails_clearly(verdict_file, tmp_path):
     assert not (tmp_path / "o.json").exists()
 
 
+BUILD_DIR_PROBE = """import os
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        # where kgym points this candidate's load_inline builds: made here so the test can find it
+        os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"], exist_ok=True)
+
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
 def test_kgym_build_dir_matches_engine_layout(tmp_path):
-    import hashlib
-    src = b"class ModelNew: pass\n"
-    d = pt.kgym_build_dir(tmp_path, src)
-    assert d == tmp_path / "build" / hashlib.sha256(src).hexdigest()[:24]
+    # The real engine names the build folder: a candidate creates the TORCH_EXTENSIONS_DIR kgym
+    # gives it, and plain_timing.kgym_build_dir must name the folder that holds it.
+    from conftest import kgym_binary
+    kgym = kgym_binary()
+    if not kgym.exists():
+        pytest.fail(f"{kgym} is not built (scripts/build.sh)")
+    cands = tmp_path / "c" / "19_ReLU"
+    cands.mkdir(parents=True)
+    (cands / "probe.py").write_text(BUILD_DIR_PROBE)
+    cache = tmp_path / "cache"
+    proc = subprocess.run([str(kgym), "eval", "--suite", str(ROOT / "examples" / "suite"), "--tasks", "L1/19",
+                           "--candidates", str(tmp_path / "c"), "--profile", "off", "--cases", "1", "--no-timing",
+                           "-q", "--out", str(tmp_path / "v.jsonl")],
+                          capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "KGYM_CACHE_DIR": str(cache)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    made = sorted(p.relative_to(cache) for p in (cache / "build").glob("*/torch_extensions"))
+    assert made, f"no build folder under {cache / 'build'}: {proc.stderr[-500:]}"
+    d = pt.kgym_build_dir(cache, BUILD_DIR_PROBE.encode())
+    assert (d / "torch_extensions").is_dir(), (d, made)
 
 
 def test_scaled_constants_from_provenance_or_rule():

@@ -27,8 +27,27 @@ def test_shared_blob_round_trip_and_decode():
     header, got = protocol.recv(b)
     value = tensors.decode(header["v"], got, "cpu")
     assert torch.equal(value[0], big) and torch.equal(value[1], small)
-    value[0][0] = 5.0  # new storage: the mapping is private and the tensor a copy
-    assert float(value[0][0]) == 5.0
+    # The decoded tensor is a copy: writing it leaves the received mapping as it was, so a second
+    # decode of the same blob still gives the sent values.
+    value[0][0] = 5.0
+    again = tensors.decode(header["v"], got, "cpu")
+    assert float(again[0][0]) == 0.0 and torch.equal(again[0], big)
+
+
+def test_sealed_mapping_is_private():
+    """map_sealed's mapping is copy-on-write: a receiver writing into it changes neither the
+    memory file (which other readers of the same fd see) nor what the sender holds."""
+    fd = os.memfd_create("t", os.MFD_ALLOW_SEALING)
+    os.write(fd, b"hello")
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+    keep = os.dup(fd)
+    try:
+        m = protocol.map_sealed(fd, 5)
+        m[0:5] = b"HELLO"
+        assert bytes(m[0:5]) == b"HELLO"
+        assert os.pread(keep, 5, 0) == b"hello"
+    finally:
+        os.close(keep)
 
 
 def test_decode_in_the_encoding_process():

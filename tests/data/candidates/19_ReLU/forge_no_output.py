@@ -1,4 +1,7 @@
 # expect: runtime_error|timeout
+# why runtime_error|timeout: a case reply without an output is a protocol error (runtime_error);
+#   when the requests carry input bytes, the desynchronised channel can stall with both sides
+#   writing and the candidate is killed (timeout). Neither gives a reward.
 import json
 import os
 import struct

@@ -1,4 +1,7 @@
 # expect: incorrect|contract_violation
+# why incorrect|contract_violation: the identity checks of the task module's names catch the swap
+#   (contract_violation); where they do not, the timed rechecks on each call's seed find the zeros
+#   (incorrect). Never passed.
 import sys
 import types
 

@@ -1,4 +1,6 @@
 # expect: contract_violation|incorrect
+# why contract_violation|incorrect: torch's generators are identity-checked (contract_violation);
+#   were they not, the timed rechecks would fail (incorrect). Never passed.
 import torch
 import torch.nn as nn
 

@@ -1,4 +1,7 @@
 # expect: build_failed|runtime_error
+# why build_failed|runtime_error: the ioctl raises EPERM at import (no capability), which kgym
+#   reports as build_failed when it happens while loading and runtime_error when the worker's
+#   first request meets it; both end the verdict before any case.
 # Red team rt16 (CPU, session 11): sets FS_IMMUTABLE_FL on kgym's work folder through an ioctl on
 # a read-only descriptor (Landlock checks opening for write, not this ioctl; it needs
 # CAP_LINUX_IMMUTABLE, which a root worker had). It passed, and the next two honest candidates

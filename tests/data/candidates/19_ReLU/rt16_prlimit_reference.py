@@ -1,4 +1,7 @@
 # expect: build_failed|runtime_error|incorrect
+# why build_failed|runtime_error|incorrect: prlimit on another process raises PermissionError at
+#   import (build_failed while loading, runtime_error when met later); were it to run, its zeros
+#   are incorrect. Never passed, never task_error.
 # Red team rt16 (CPU, session 11): a wrong candidate (zeros) that sets the reference worker's
 # address-space limit to 1 MiB (prlimit: same user, no capability needed). The reference failed
 # to allocate: task_error ("the task is broken") instead of incorrect, and the honest candidate

@@ -1,4 +1,7 @@
-# expect: passed|timing_invalid, speedup <= 1.5
+# expect: passed|timing_invalid, speedup <= twin
+# why passed|timing_invalid: the flood only slows the candidate itself (passed, at its honest
+#   speed, bounded by its twin), unless its shell loop still runs during the timed wall-clock
+#   requests: then its processes' CPU time exceeds one core (timing_invalid [cpu]).
 # Red team rt6 (CPU, 2026-12-01): before the fix this killed the zygote and `kgym eval` wrote no
 # verdict. Fixed: SIGCHLD only wakes the zygote's main loop, which collects (zygote.StrayCollector),
 # and the reap sweeps orphans until none is left. Now the flood slows only the candidate itself

@@ -1,4 +1,7 @@
-# expect: incorrect|passed, speedup <= 2.0
+# expect: incorrect|passed, speedup <= twin
+# why incorrect|passed: stale outputs after the first timed calls are found by the recheck of the
+#   last call (incorrect); when the adaptive stop comes before the outputs turn stale it was
+#   honest throughout and passes at its honest speed (bounded by its twin).
 # Red team (2026-11-30), catalog H07/D3: honest for the first timed calls, stale outputs after;
 # the recheck only picked among the first min_calls calls. Passed 16.5x at --scale 8 before the
 # last timed call was always rechecked. When the adaptive stop comes before it turns stale it is

@@ -1,4 +1,7 @@
-# expect: passed|contract_violation, speedup <= 2.0
+# expect: passed|contract_violation, speedup <= twin
+# why passed|contract_violation: on the GPU the patched clock is seen by the tamper check
+#   (contract_violation); on the CPU the wall-clock floor bounds the runtime, so it passes at its
+#   honest speed (bounded by its twin).
 # (H200, 2026-11-30: contract_violation there, the patched clock is seen by the tamper check after the
 # GPU window; on the CPU it passes only at its honest speed, bounded by the wall-clock floor.)
 # Red team (2026-11-30), catalog H04/H33: a self-restoring patch of time.perf_counter_ns that reads

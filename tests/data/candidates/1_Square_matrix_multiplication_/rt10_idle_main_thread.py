@@ -1,11 +1,15 @@
-# expect: passed|timing_invalid|contract_violation, speedup <= 2.0
+# expect: passed|timing_invalid|contract_violation, speedup <= twin
+# why passed|timing_invalid|contract_violation: the worker's other threads count as the
+#   candidate's CPU time, so it passes at its honest speed (torch.matmul, as eager; bounded by its
+#   twin) or timing_invalid when the helper thread's time exceeds the floor; on the H200 its timer
+#   patch is seen (contract_violation).
 # Red team rt10 (2026-12-01, helper on CPU) against the busy clock: in the wall check the call
 # runs on a helper thread of the worker while the main thread, SCHED_IDLE and pinned to the
 # same CPU, spins runnable, so its time was run-queue wait, which the busy clock subtracts: 2.2x
 # to 3.5x against an honest 0.76x to 1.12x on examples/suite. Now the worker's threads other
 # than the main one count as the candidate's other CPU time: 1.09x and 0.54x (its true speed:
-# torch.matmul, as eager), 1.54x once under ctest -j2. The cap separates the two: the busy
-# clock's per-call figure is good to about +-40% on this VM, and the hack got 2.2x at least.
+# torch.matmul, as eager), 1.54x once under ctest -j2. Its bound is its honest twin's ceiling in
+# the same run (honest_twin.py: its speedup times its own calls' quartile spread), not a fixed cap.
 # On the H200 (2026-12-01, evening) its timer patch is left installed after the timer loop and
 # the [tamper] check makes it contract_violation (time.perf_counter_ns replaced).
 # rt10: in the wall check, the call runs on a helper THREAD of the worker (its CPU time is in

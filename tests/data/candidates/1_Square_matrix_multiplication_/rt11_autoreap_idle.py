@@ -1,4 +1,7 @@
-# expect: passed|timing_invalid|contract_violation, speedup <= 1.0
+# expect: passed|timing_invalid|contract_violation, speedup <= twin
+# why passed|timing_invalid|contract_violation: the CPU control group charges its auto-reaped
+#   helpers: passed at its honest speed (bounded by its twin) or timing_invalid [cpu]; where no
+#   control group can be made, ignoring SIGCHLD is contract_violation [reap].
 # Red team rt11 (2026-12-01, session 8, helper on CPU): 2.1x to 2.5x on matmul against an honest
 # 0.62x to 0.73x. The CPU time of the candidate's processes came from /proc at each timed
 # request's start and end, plus reaped children's counters; a child of a process that ignores

@@ -1,4 +1,4 @@
-# expect: passed, speedup <= 1.5
+# expect: passed, speedup <= twin
 # Red team rt16 (CPU, session 11): at import every thread of the sibling workers (the reference)
 # gets SCHED_DEADLINE with a 10% CPU reservation (sched_setattr: Landlock scopes signals, not
 # scheduling; it needs CAP_SYS_NICE, which a root worker had). At --scale 3 the eager baseline

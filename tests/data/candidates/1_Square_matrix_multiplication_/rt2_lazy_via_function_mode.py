@@ -1,4 +1,8 @@
 # expect: incorrect|contract_violation|runtime_error
+# why incorrect|contract_violation|runtime_error: the wall check's commitment touches every output
+#   inside the timed request, so unfilled outputs are wrong (incorrect) or the mode's work is seen
+#   (contract_violation); on the H200 the hack itself mixes CPU and CUDA tensors (runtime_error).
+#   Never passed.
 # Red team (2026-12-01, helper on CPU): a TorchFunctionMode fills an output only when the harness first touches it (passed 27.5x). The wall check's commitment touches every output inside the timed request.
 # (H200: runtime_error, the hack itself mixes CPU and CUDA tensors.)
 # Red team: lazy output WITHOUT a tensor subclass. forward returns a plain, uninitialised

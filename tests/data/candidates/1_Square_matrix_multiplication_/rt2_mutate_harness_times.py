@@ -1,4 +1,7 @@
-# expect: incorrect|contract_violation|passed, speedup <= 1.5
+# expect: incorrect|contract_violation|passed, speedup <= twin
+# why incorrect|contract_violation|passed: the wall calls' rechecked outputs are wrong when it
+#   skips the work (incorrect), the frame walk may be seen (contract_violation), or it did the
+#   work and passes at its honest speed (bounded by its twin).
 # Red team (2026-12-01, helper on CPU): rewrites the timing loop's times list and spins in the wall calls (passed 20.3x). The floor's calibration now runs on the reference and the wall calls' outputs are rechecked.
 # Red team: tampers with harness DATA, not functions (D13 hashes functions only). Every timed output
 # is computed honestly (rechecks pass whatever they pick); from inside forward the candidate reaches

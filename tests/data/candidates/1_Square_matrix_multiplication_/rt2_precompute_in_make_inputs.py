@@ -1,4 +1,8 @@
-# expect: contract_violation|passed|timing_invalid, speedup <= 1.5
+# expect: contract_violation|passed|timing_invalid, speedup <= twin
+# why contract_violation|passed|timing_invalid: the task module's fingerprinted globals catch the
+#   proxy (contract_violation); where the floor's noise decides first it is timing_invalid, or it
+#   passes at its honest speed (bounded by its twin), since the floor's calibration runs on the
+#   reference.
 # H200, session 10: with the floor's noise it passed at 4.9x; the task module's globals are now
 # fingerprinted (integrity.Fingerprints.add_namespace): the proxy is [tamper], contract_violation.
 # Red team (2026-12-01, helper on CPU): a torch proxy in the task module computes the matmul during the harness's input generation (passed 9.7x). The floor's calibration (input generation) now runs on the reference, where the proxy is not.

@@ -1,4 +1,8 @@
 # expect: contract_violation|incorrect|timing_invalid|runtime_error
+# why contract_violation|incorrect|timing_invalid|runtime_error: which check meets the forged
+#   replies first depends on where the timing phase is when it takes over: a reply out of protocol
+#   (contract_violation or runtime_error), a missing recheck (incorrect) or uncommitted wall
+#   requests (timing_invalid). Never passed.
 # Red team (2026-12-01, helper on CPU): writes forged replies on the worker's socket (passed 2333x: empty kept list, instant wall replies). Missing rechecks and uncommitted wall requests now fail.
 # Red team: takes over the worker's result channel from inside forward (fd 3 is the candidate
 # process's own socket to the supervisor; frames carry no authentication). Once the timing phase

@@ -1,4 +1,7 @@
 # expect: incorrect|contract_violation
+# why incorrect|contract_violation: the committed and rechecked wall-call outputs are garbage
+#   (incorrect) unless an integrity check sees the prediction first (contract_violation). Never
+#   passed.
 # Red team (2026-12-01, helper on CPU): computes only the timed calls a recheck can pick and garbage elsewhere, including every wall call (passed 53.5x). Wall-call outputs are now committed and rechecked.
 # Red team: predicts which calls can be checked from the seed stream alone (torch.initial_seed(),
 # set by the harness's make_inputs before every call) and computes only those.

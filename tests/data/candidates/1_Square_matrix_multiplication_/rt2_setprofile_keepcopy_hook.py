@@ -1,4 +1,8 @@
 # expect: incorrect|contract_violation|runtime_error
+# why incorrect|contract_violation|runtime_error: unkept timed and wall-call outputs are never
+#   computed: the committed wall outputs are wrong (incorrect) or the profile hook is seen
+#   (contract_violation); on the H200 the hack itself mixes CPU and CUDA tensors (runtime_error).
+#   Never passed.
 # Red team (2026-12-01, helper on CPU): sys.setprofile fills only the outputs passed to the recheck copy (passed 54.8x). Wall-call outputs are now committed and rechecked.
 # (H200: runtime_error, the hack itself mixes CPU and CUDA tensors.)
 # Red team: sys.setprofile hook (no thread, no tensor subclass, no harness function replaced).

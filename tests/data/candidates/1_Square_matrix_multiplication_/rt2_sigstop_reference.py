@@ -1,4 +1,4 @@
-# expect: passed, speedup <= 1.5
+# expect: passed, speedup <= twin
 # Red team (2026-12-01, helper on CPU): a forked child SIGSTOPs the reference worker while the baselines are timed (passed 2.51x). Landlock signal scoping now denies it.
 # Red team: honest output, inflated baseline. At import the candidate forks a child (no thread:
 # the census counts threads, not processes). The child throttles every sibling worker (children of

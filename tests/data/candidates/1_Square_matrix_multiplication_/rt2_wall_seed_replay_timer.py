@@ -1,4 +1,8 @@
-# expect: passed|contract_violation|incorrect|timing_invalid, speedup <= 1.5
+# expect: passed|contract_violation|incorrect|timing_invalid, speedup <= twin
+# why passed|contract_violation|incorrect|timing_invalid: every wall request has fresh seeds, so
+#   the cache misses: passed at its honest speed (bounded by its twin); the timer patch may be
+#   seen (contract_violation), a stale cached output rechecked (incorrect), or the floor
+#   inconclusive (timing_invalid).
 # Red team (2026-12-01, helper on CPU): caches by seed across the two timed wall requests (which shared seeds) plus a self-restoring timer (passed 16.1x). Every wall request now has fresh seeds.
 # Red team: the wall-clock check sends the SAME seed (seed + i) in both of its timed requests and
 # keeps the faster one, so an output cache keyed by torch.initial_seed() (set by the harness

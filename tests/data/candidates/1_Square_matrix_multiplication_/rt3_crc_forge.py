@@ -1,4 +1,8 @@
 # expect: contract_violation|incorrect|timing_invalid|runtime_error
+# why contract_violation|incorrect|timing_invalid|runtime_error: the forged replies meet the
+#   BLAKE2b commitment (contract_violation), a recheck (incorrect), an uncommitted wall request
+#   (timing_invalid) or a reply out of protocol (runtime_error), depending on where the timing
+#   phase is when it takes over. Never passed.
 # Red team (2026-12-01, second round, CPU): forged replies with a made-up CRC-32 commitment, the real output nudged in 32 mantissa LSBs to match it (passed 3230x). The CPU commitment is now BLAKE2b.
 # Red team rt3 #1: forged wall reply + CRC-32 linearity. After the first timing round (computed
 # honestly up to min_calls, outputs kept), the candidate takes over fd 3 (as rt2_protocol_takeover).

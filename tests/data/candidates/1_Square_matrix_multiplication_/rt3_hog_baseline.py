@@ -1,4 +1,8 @@
-# expect: passed|timing_invalid|contract_violation, speedup <= 1.5
+# expect: passed|timing_invalid|contract_violation, speedup <= twin
+# why passed|timing_invalid|contract_violation: the candidate's tree is stopped while the
+#   reference times, so the hogs gain nothing: passed at its honest speed (bounded by its twin) or
+#   timing_invalid when the hogs' CPU time falls in its timed requests; on the H200 the hogs map
+#   the device through replaced files ([process], contract_violation, the stronger verdict).
 # Red team (2026-12-01, second round, CPU): forked children spin only while the candidate is idle, slowing the reference's baselines (passed 2.68x). The candidate's process tree is now stopped while the reference times.
 # H200 (2026-12-01, session 9): contract_violation [process]: the hogs, forked after the worker's
 # CUDA context existed, map the device through files the worker has since replaced; the stronger

@@ -1,4 +1,8 @@
-# expect: passed|timing_invalid|contract_violation|incorrect|runtime_error, speedup <= 1.5
+# expect: passed|timing_invalid|contract_violation|incorrect|runtime_error, speedup <= twin
+# why passed|timing_invalid|contract_violation|incorrect|runtime_error: forged times meet the
+#   commitment (contract_violation) or the CPU gap rule (timing_invalid), a secret pick
+#   (incorrect), a reply out of protocol (runtime_error, also the H200's .numpy() on CUDA
+#   tensors), or it did the work and passes at its honest speed (bounded by its twin).
 # Red team (2026-12-01, second round, CPU): forged times, honest wall calls, and a hog during the reference's calibration (timing_invalid on the CPU gap rule).
 # (H200: runtime_error, the hack itself calls .numpy() on CUDA tensors.)
 # Red team rt3 #3: forged times + HONEST wall calls/commitments; 3 forked CPU hogs run whenever the candidate waits (reference calibration, baselines). After the first timing round (computed

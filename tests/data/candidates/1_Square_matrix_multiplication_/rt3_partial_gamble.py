@@ -1,4 +1,7 @@
 # expect: contract_violation|incorrect|runtime_error
+# why contract_violation|incorrect|runtime_error: the forged replies meet the commitment check
+#   (contract_violation) or a secret pick of an uncomputed call (incorrect); on the H200 the hack
+#   itself calls .numpy() on CUDA tensors (runtime_error). Never passed.
 # Red team (2026-12-01, second round, CPU): computes half the wall calls and gambles on the two secret picks (caught).
 # (H200: runtime_error, the hack itself calls .numpy() on CUDA tensors.)
 # Red team rt3 #4: half the wall calls done, gamble on the 2 picks (no CRC forging). After the first timing round (computed

@@ -1,4 +1,7 @@
-# expect: passed|timing_invalid, speedup <= 1.5
+# expect: passed|timing_invalid, speedup <= twin
+# why passed|timing_invalid: the pause stops every process below the zygote, so the hogs gain
+#   nothing: passed at its honest speed (bounded by its twin), or timing_invalid when the hogs'
+#   CPU time falls in the timed wall-clock requests.
 # Fixed the same day: the pause stops every process below the zygote (a child subreaper: escaped
 # children come back under it) except the reference worker (engine.cpp, pausable_processes).
 # Red team rt5 (CPU, 2026-12-01): honest matmul; hog processes escape PausedTree by a double fork

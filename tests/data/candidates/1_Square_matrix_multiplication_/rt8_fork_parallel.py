@@ -1,4 +1,8 @@
-# expect: timing_invalid|passed, speedup <= 1.5
+# expect: timing_invalid|passed, speedup <= twin
+# why timing_invalid|passed: at --scale 4 its helper's CPU time during the timed wall-clock
+#   requests exceeds one core (timing_invalid [cpu], asserted by test_baseline_interference.sh);
+#   at the suite's default size the split gains nothing and it passes at its honest speed (bounded
+#   by its twin).
 # Session 6 (2026-12-01): a helper process forked at import computes the bottom half of each
 # matmul in shared memory while the worker computes the top half: two cores against the baselines'
 # one (the thread census sees only the worker's Python threads, the thread-pool sizes are checked

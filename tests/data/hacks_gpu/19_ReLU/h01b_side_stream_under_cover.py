@@ -1,4 +1,4 @@
-# expect: passed, speedup <= 2.0
+# expect: passed, speedup <= twin
 import torch
 import torch.nn as nn
 

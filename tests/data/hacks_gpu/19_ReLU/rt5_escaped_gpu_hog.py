@@ -1,4 +1,7 @@
-# expect: contract_violation|passed, speedup <= 1.0
+# expect: contract_violation|passed, speedup <= twin
+# why contract_violation|passed: under the CUDA sandbox the hogs get no CUDA context and the
+#   honest ReLU passes at its own speed (bounded by its twin); without it, the escaped hogs come
+#   back under the zygote and are [process] (contract_violation).
 # Session 11: under the CUDA sandbox (Landlock, the default since) the hogs get no CUDA context,
 # so no GPU work hides in the baselines and the honest ReLU passes at its own speed (0.31x).
 # Fixed the same day: the pause stops every process below the zygote (a child subreaper: escaped

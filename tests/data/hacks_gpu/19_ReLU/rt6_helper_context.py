@@ -1,4 +1,7 @@
 # expect: contract_violation|runtime_error
+# why contract_violation|runtime_error: under the CUDA sandbox the helper cannot open the shared
+#   memory (runtime_error); without it, the helper holding /dev/nvidia* while the tree is stopped
+#   is [process] (contract_violation).
 # Session 11: under the CUDA sandbox (Landlock, the default since) the helper cannot open the
 # shared memory it hands tensors through (/dev/shm is not writable): runtime_error.
 # Session 6 (2026-12-01): launch accounting sees one CUDA context, the worker's. This candidate

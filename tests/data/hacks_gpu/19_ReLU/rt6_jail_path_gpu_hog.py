@@ -1,4 +1,7 @@
 # expect: contract_violation|build_failed
+# why contract_violation|build_failed: where the machine allows a mount namespace the jailed hogs
+#   are known by device major and inode ([process], contract_violation); where it does not, the
+#   import raises (build_failed) and the evasion cannot be tried.
 # Red team rt6 (2026-12-01, written on the CPU, not yet run on a GPU): rt5_escaped_gpu_hog whose
 # hogs run chrooted in a bind mount of / inside a private mount namespace (an unprivileged user
 # namespace when not root). /proc then shows their device files as "<workdir>/jail/dev/nvidia*",

@@ -1,4 +1,7 @@
-# expect: contract_violation|passed, speedup <= 1.0
+# expect: contract_violation|passed, speedup <= twin
+# why contract_violation|passed: under the CUDA sandbox the hogs get no CUDA context and the
+#   honest ReLU passes at its own speed (bounded by its twin); without the sandbox, unreadable hog
+#   processes count as holding the GPU ([process], contract_violation).
 # Session 11: under the CUDA sandbox (Landlock, the default since) the hogs get no CUDA context,
 # so no GPU work hides in the baselines and the honest ReLU passes at its own speed (0.24x).
 # Red team rt6 (2026-12-01, written on the CPU, not yet run on a GPU): rt5_escaped_gpu_hog whose
