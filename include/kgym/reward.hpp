@@ -77,9 +77,10 @@ std::vector<std::string> reward_names();
 double compute_reward(std::string_view name, const Verdict& v, const RewardContext& context = {});
 
 /// The noise gate (docs/timing.md, "Speedup and its interval"): the speedup over eager a reward
-/// credits. With `noise_gate`, 1.0 when the verdict's 95% interval (speedup_eager_ci) holds 1.0
-/// (no measurable change: neither a gain nor a loss is credited); otherwise, and without an
-/// interval, speedup_eager as it is. nullopt when the verdict has no speedup.
+/// credits. With `noise_gate`, min(1.0, speedup_eager) when the verdict's 95% interval
+/// (speedup_eager_ci) holds 1.0 (no measurable gain is credited; the gate never raises a
+/// speedup, so a slower candidate gains nothing by widening its own interval); otherwise, and
+/// without an interval, speedup_eager as it is. nullopt when the verdict has no speedup.
 std::optional<double> gated_speedup(const Verdict& v, bool noise_gate);
 
 // The registered functions (each in its own file of src/reward/).

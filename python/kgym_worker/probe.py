@@ -44,6 +44,10 @@ def probe(module, model, device: str, task_id: str, scale: float) -> dict:
                 if name in buffers and b.shape == buffers[name].shape:
                     b.copy_(buffers[name])
         common.synchronize(device)
+    except (torch.OutOfMemoryError, MemoryError):
+        # Not the task's verdict: memory is shared with the candidate's processes, which may hold
+        # it on purpose; raised as it is, it is not cached as "the task cannot run".
+        raise
     except Exception as exc:  # noqa: BLE001 - the reference itself failed
         raise TaskNotRunnable(f"{_where(task_id, scale)} cannot run: the reference fails on the probe input: "
                               f"{type(exc).__name__}: {exc}") from exc

@@ -2,6 +2,8 @@
 // function (a file of this folder, declared in reward.hpp) plus one line in kRewards.
 #include "kgym/reward.hpp"
 
+#include <algorithm>
+
 #include "kgym/error.hpp"
 
 namespace kgym {
@@ -44,7 +46,9 @@ double RewardName::operator()(const Verdict& v, const RewardContext& context) co
 
 std::optional<double> gated_speedup(const Verdict& v, bool noise_gate) {
   if (!v.speedup_eager) return std::nullopt;
-  if (noise_gate && v.speedup_eager_ci && v.speedup_eager_ci->holds(1.0)) return 1.0;
+  // (never above the point estimate: a slower candidate whose interval reaches 1.0 keeps its
+  // value, so widening one's own interval can only lose)
+  if (noise_gate && v.speedup_eager_ci && v.speedup_eager_ci->holds(1.0)) return std::min(1.0, *v.speedup_eager);
   return v.speedup_eager;
 }
 

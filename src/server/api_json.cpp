@@ -177,7 +177,10 @@ json feedback_json(const Feedback& f) {
           {"failing_case", failing},
           {"timing", timing},
           {"speedup_eager", opt_json(f.speedup_eager)},
-          {"speedup_compile", opt_json(f.speedup_compile)}};
+          {"speedup_compile", opt_json(f.speedup_compile)},
+          {"speedup_eager_ci", f.speedup_eager_ci ? json::array({f.speedup_eager_ci->lo, f.speedup_eager_ci->hi}) : json(nullptr)},
+          {"speedup_compile_ci",
+           f.speedup_compile_ci ? json::array({f.speedup_compile_ci->lo, f.speedup_compile_ci->hi}) : json(nullptr)}};
 }
 
 json observation_reply(const Observation& o) {
@@ -264,7 +267,10 @@ json schemas() {
                     {"properties", {{"runtime_ms", {{"type", "number"}}}, {"spread", {{"type", "number"}}}, {"calls", {{"type", "integer"}}},
                                     {"ref_runtime_ms", nullable_number}, {"compile_runtime_ms", nullable_number}}}}},
         {"speedup_eager", nullable_number},
-        {"speedup_compile", nullable_number}}}};
+        {"speedup_compile", nullable_number},
+        {"speedup_eager_ci", {{"type", json::array({"array", "null"})}, {"items", {{"type", "number"}}},
+                              {"description", "95% interval [lo, hi] of speedup_eager (docs/timing.md)"}}},
+        {"speedup_compile_ci", {{"type", json::array({"array", "null"})}, {"items", {{"type", "number"}}}}}}}};
   json returns = {{"type", json::array({"object", "null"})},
                   {"description", "Set once the episode is done"},
                   {"properties", {{"rewards", {{"type", "array"}, {"items", {{"type", "number"}}}}},

@@ -41,6 +41,9 @@ def expected(reward, fb):
     if reward == "kevin":
         return 0.3 + s
     if reward == "log_speed":
+        ci = fb["speedup_eager_ci"]  # the noise gate, on by default for log_speed (docs/rewards.md)
+        if ci is not None and ci[0] <= 1.0 <= ci[1]:
+            s = min(1.0, s)
         term = min(1.0, max(0.0, math.log(s / 0.75) / math.log(4 / 0.75)))
         if t["spread"] > 0.2:
             term *= 0.5
