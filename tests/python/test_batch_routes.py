@@ -119,16 +119,16 @@ def test_openrlhf_reward_route_and_retry(scripted_server):
              "no prompt prefix " + script(outcome="passed", speedup=3.0)]
     body = {"query": query, "prompts": [prompt, prompt, prompt],
             "labels": ["relu", json.dumps({"task_id": "tanh", "reward": "kevin"}), "sigmoid"]}
-    before = get(scripted_server.url, "/metrics")[1]["evaluations"]["submitted"]
+    before = get(scripted_server.url, "/metrics.json")[1]["evaluations"]["submitted"]
     status, out = post(scripted_server.url, "/reward", body)
     assert status == 200
     assert out["rewards"] == out["scores"] == [1.0, 0.0, 1.0]  # stepped (server default) for relu/sigmoid, kevin for tanh
     assert out["extra_logs"]["kgym_passed"] == [1.0, 0.0, 1.0]
     assert out["outcomes"] == ["passed", "incorrect", "passed"]
-    after = get(scripted_server.url, "/metrics")[1]["evaluations"]["submitted"]
+    after = get(scripted_server.url, "/metrics.json")[1]["evaluations"]["submitted"]
     assert after - before == 3
     status, again = post(scripted_server.url, "/reward", body)  # OpenRLHF's retry of the same body
     assert status == 200 and again == out
-    assert get(scripted_server.url, "/metrics")[1]["evaluations"]["submitted"] == after, "a retry evaluated again"
+    assert get(scripted_server.url, "/metrics.json")[1]["evaluations"]["submitted"] == after, "a retry evaluated again"
     status, bad = post(scripted_server.url, "/reward", {"query": ["x"], "prompts": [], "labels": ["relu"]})
     assert status == 422 and "one entry per sample" in bad["data"]["message"]
