@@ -4,10 +4,9 @@
 # children that spin only while the candidate is idle (2.68x and 1.80x before the candidate's
 # process tree was paused during baseline timing), against an honest candidate in the same run,
 # at the size where the red team measured them (L1/1 at --scale 4: a 1024^2 matmul on the CPU).
-# What they target is the eager baseline: each one's eager time may exceed the honest candidate's
-# in the same run by no more than the spread of the honest verdict's eager calls (upper over lower
-# quartile), and its speedup not the honest candidate's times the spread of its own calls
-# (expect_outcomes.twin_ceiling). A verdict other
+# What they target is the eager baseline: each one's eager time may be at most 1.5x the honest
+# candidate's in the same run, and its speedup not above the honest candidate's interval or its
+# twin ceiling (expect_outcomes.twin_ceiling). A verdict other
 # than passed is accepted only where the candidate's file says why (rt3_hog_baseline:
 # timing_invalid [cpu], its hogs' CPU time inside the timed requests); unfixed, the red team
 # measured 24 -> 94 ms and 27.6 -> 100.7 ms.
@@ -32,7 +31,11 @@ honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
 sys.path.insert(0, sys.argv[2])
 from expect_outcomes import quartile_ratio, twin_ceiling
-ceiling = twin_ceiling(honest)
+# The honest verdict's own 95% interval (same run) says how far a speedup of this code moves
+# between verdicts; the twin's quartile ceiling alone was exceeded by noise (0.97x against 0.79x
+# while other work loaded the machine).
+ci = honest.get("speedup_eager_ci") or [0, 0]
+ceiling = max(twin_ceiling(honest), ci[1])
 par = vs["rt8_fork_parallel.py"]
 print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
 if par["outcome"] == "passed":
@@ -41,7 +44,10 @@ if par["outcome"] == "passed":
         f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x (ceiling {ceiling:.3g}x)"
 else:
     assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
-eager_max = honest["ref_runtime_ms"] * quartile_ratio(honest["measurements"]["eager_timing"]["times_ms"])
+# Eager's time in another verdict of the same run: at most 1.5x the honest verdict's (the attacks'
+# unfixed effect was 3.6x to 3.9x; the honest eager's own quartile spread was exceeded by 4% by
+# drift between two verdicts on a loaded machine).
+eager_max = honest["ref_runtime_ms"] * max(1.5, quartile_ratio(honest["measurements"]["eager_timing"]["times_ms"]))
 for name, other_ok in (("rt2_sigstop_reference.py", ()), ("rt3_hog_baseline.py", ("timing_invalid",))):
     v = vs[name]
     if v["outcome"] != "passed":
