@@ -32,9 +32,13 @@ def quartile_ratio(times) -> float:
 def twin_ceiling(v) -> float:
     """The largest speedup vs eager a candidate doing the twin's work can be credited with in the
     run of the twin's verdict ``v``: the twin's speedup times the spread of its own timed calls
-    (quartile_ratio). Both come from that verdict; no number is fixed here."""
+    (quartile_ratio), or the upper end of the twin's 95% speedup interval (speedup_eager_ci:
+    how far this code's speedup moves between verdicts of one run; the quartile spread alone was
+    exceeded by that drift on a loaded machine), whichever is larger. Both come from that
+    verdict; no number is fixed here."""
     own = v["measurements"]["candidate_timing"]["times_ms"]
-    return v["speedup_eager"] * quartile_ratio(own)
+    ci = v.get("speedup_eager_ci") or [0.0, 0.0]
+    return max(v["speedup_eager"] * quartile_ratio(own), ci[1])
 
 
 def main() -> int:
