@@ -5,8 +5,8 @@
 # process tree was paused during baseline timing), against an honest candidate in the same run,
 # at the size where the red team measured them (L1/1 at --scale 4: a 1024^2 matmul on the CPU).
 # What they target is the eager baseline: each one's eager time may be at most 1.5x the honest
-# candidate's in the same run, and its speedup not above the honest candidate's interval or its
-# twin ceiling (expect_outcomes.twin_ceiling). A verdict other
+# candidate's in the same run, and its speedup not above its twin's ceiling (honest_twin.py, the
+# same torch.matmul; expect_outcomes.twin_ceiling). A verdict other
 # than passed is accepted only where the candidate's file says why (rt3_hog_baseline:
 # timing_invalid [cpu], its hogs' CPU time inside the timed requests); unfixed, the red team
 # measured 24 -> 94 ms and 27.6 -> 100.7 ms.
@@ -18,6 +18,8 @@ C="$OUT/c/1_Square_matrix_multiplication_"
 mkdir -p "$C"
 cp "$ROOT/examples/candidates/1_Square_matrix_multiplication_/honest.py" "$C/honest.py"
 cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt2_sigstop_reference.py" "$C/"
+# (the hacks compute torch.matmul, as their twin does; honest.py is a slower row-block product)
+cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/honest_twin.py" "$C/"
 cp "$ROOT/tests/data/candidates/1_Square_matrix_multiplication_/rt3_hog_baseline.py" "$C/"
 # A forked helper computing half of each matmul (two cores against the baselines' one): the
 # candidate's CPU time over the timed wall-clock requests exceeds its wall clock ([cpu]).
@@ -31,17 +33,17 @@ honest = vs["honest.py"]
 assert honest["outcome"] == "passed", honest["messages"]
 sys.path.insert(0, sys.argv[2])
 from expect_outcomes import quartile_ratio, twin_ceiling
-# The honest verdict's own 95% interval (same run) says how far a speedup of this code moves
-# between verdicts; the twin's quartile ceiling alone was exceeded by noise (0.97x against 0.79x
-# while other work loaded the machine).
-ci = honest.get("speedup_eager_ci") or [0, 0]
-ceiling = max(twin_ceiling(honest), ci[1])
+# Speedups are bounded by the twin's (the same torch.matmul as the hacks; expect_outcomes.twin_ceiling:
+# its speedup times its calls' spread, or its own interval's top).
+twin = vs["honest_twin.py"]
+assert twin["outcome"] == "passed", twin["messages"]
+ceiling = twin_ceiling(twin)
 par = vs["rt8_fork_parallel.py"]
 print(f"rt8_fork_parallel.py: {par['outcome']}: {par['messages'][0][:120]}")
 if par["outcome"] == "passed":
     # Only when it got no second core (tests running in parallel): then it gains nothing.
     assert par["speedup_eager"] <= ceiling, \
-        f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs honest {honest['speedup_eager']:.3g}x (ceiling {ceiling:.3g}x)"
+        f"rt8_fork_parallel.py: {par['speedup_eager']:.3g}x vs twin {twin['speedup_eager']:.3g}x (ceiling {ceiling:.3g}x)"
 else:
     assert par["outcome"] == "timing_invalid" and "[cpu]" in par["messages"][0], (par["outcome"], par["messages"][:1])
 # Eager's time in another verdict of the same run: at most 1.5x the honest verdict's (the attacks'
@@ -55,7 +57,7 @@ for name, other_ok in (("rt2_sigstop_reference.py", ()), ("rt3_hog_baseline.py",
         print(f"{name}: {v['outcome']}: {v['messages'][0][:120]}")
         continue
     print(f"{name}: eager {v['ref_runtime_ms']:.3g} ms (honest {honest['ref_runtime_ms']:.3g} ms, bound {eager_max:.3g} ms); "
-          f"speedup {v['speedup_eager']:.3g}x (honest {honest['speedup_eager']:.3g}x, ceiling {ceiling:.3g}x)")
+          f"speedup {v['speedup_eager']:.3g}x (twin {twin['speedup_eager']:.3g}x, ceiling {ceiling:.3g}x)")
     assert v["ref_runtime_ms"] <= eager_max, f"{name} slowed the eager baseline: {v['ref_runtime_ms']:.3g} > {eager_max:.3g} ms"
-    assert v["speedup_eager"] <= ceiling, f"{name}: {v['speedup_eager']:.3g}x above the honest ceiling {ceiling:.3g}x"
+    assert v["speedup_eager"] <= ceiling, f"{name}: {v['speedup_eager']:.3g}x above the twin's ceiling {ceiling:.3g}x"
 PY
