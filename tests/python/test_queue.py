@@ -90,7 +90,8 @@ class Process:
     """A kgym command with its output in a log file."""
 
     def __init__(self, args, log: Path):
-        binary = kgym_binary()
+        # (the scripted evaluator, a test double, is only in the tests' build/kgym-test)
+        binary = kgym_binary(scripted="scripted" in args)
         if not binary.exists():
             pytest.skip(f"{binary} is not built")
         self.log_path = log
