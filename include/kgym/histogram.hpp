@@ -3,11 +3,26 @@
 // Prometheus's text format wants (le buckets, sum, count). Not thread-safe: the owner locks.
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace kgym {
+
+/// Keeps the last `window` samples of a latency series (ms) for its percentiles: appends until
+/// the window is full, then overwrites the oldest (`next` is the ring's write position). Used
+/// by the server's scheduler and the queue evaluator.
+inline void add_sample(std::vector<double>& samples, std::size_t& next, double value,
+                       std::size_t window = 4096) {
+  if (samples.size() < window) {
+    samples.push_back(value);
+  } else {
+    samples[next] = value;
+    next = (next + 1) % window;
+  }
+}
 
 struct Histogram {
   /// Upper bounds in seconds, from 5 ms (a queue hop) to 10 min (a cold build with full timing).

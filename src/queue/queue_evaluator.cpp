@@ -33,16 +33,6 @@ std::string new_job_id() {
   return id;
 }
 
-constexpr std::size_t kWindow = 4096;
-
-void add_sample(std::vector<double>& samples, std::size_t& next, double value) {
-  if (samples.size() < kWindow) {
-    samples.push_back(value);
-  } else {
-    samples[next] = value;
-    next = (next + 1) % kWindow;
-  }
-}
 
 json latency_json(const LatencySummary& s) {
   return {{"count", s.count}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};

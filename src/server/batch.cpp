@@ -41,6 +41,20 @@ void only_keys(const json& body, std::initializer_list<const char*> allowed, con
   }
 }
 
+/// One candidate judged as a one-turn episode of its own: reset, one step, close (also when the
+/// step throws). The observation reply of that step.
+json one_turn(Gym& gym, const ResetRequest& request, const Action& a, const std::function<bool()>& cancelled) {
+  Observation o = gym.reset(request);
+  try {
+    json out = observation_reply(gym.step(o.episode_id, a, cancelled));
+    gym.close(o.episode_id);
+    return out;
+  } catch (...) {
+    gym.close(o.episode_id);
+    throw;
+  }
+}
+
 }  // namespace
 
 struct BatchRunner::Batch {
@@ -137,15 +151,7 @@ std::pair<int, json> BatchRunner::evaluate_many(const json& body) {
     jobs.push_back([this, request, a](const std::function<bool()>& cancelled) {
       ResetRequest r = request;
       r.episode_id.reset();
-      Observation o = gym_.reset(r);
-      try {
-        json out = observation_reply(gym_.step(o.episode_id, a, cancelled));
-        gym_.close(o.episode_id);
-        return out;
-      } catch (...) {
-        gym_.close(o.episode_id);
-        throw;
-      }
+      return one_turn(gym_, r, a, cancelled);
     });
   }
   return answer(launch(std::move(jobs)), wait_of(body));
@@ -219,15 +225,7 @@ json BatchRunner::reward(const json& body, const std::string& raw_body) {
     Action a;
     a.code = q.rfind(p, 0) == 0 ? q.substr(p.size()) : q;
     jobs.push_back([this, request, a](const std::function<bool()>& cancelled) {
-      Observation o = gym_.reset(request);
-      try {
-        json out = observation_reply(gym_.step(o.episode_id, a, cancelled));
-        gym_.close(o.episode_id);
-        return out;
-      } catch (...) {
-        gym_.close(o.episode_id);
-        throw;
-      }
+      return one_turn(gym_, request, a, cancelled);
     });
   }
   // A retry of the same body (OpenRLHF after its client timeout) joins the batch already started.

@@ -4,21 +4,12 @@
 
 #include "kgym/episode.hpp"
 #include "kgym/hash.hpp"
+#include "kgym/histogram.hpp"
 #include "kgym/scheduler.hpp"
 
 namespace kgym {
 namespace {
 
-constexpr std::size_t kWindow = 4096;
-
-void add_sample(std::vector<double>& samples, std::size_t& next, double value) {
-  if (samples.size() < kWindow) {
-    samples.push_back(value);
-  } else {
-    samples[next] = value;
-    next = (next + 1) % kWindow;
-  }
-}
 
 }  // namespace
 
