@@ -8,7 +8,7 @@ interval (``speedup_eager_ci``) says which.
         --tasks 1,3,19,21,23,26,36,40,47,88,95,97 --scale 0.02 [--out out/control.jsonl] [--json F]
 
 The candidates are written into ``--work`` (default ``out/same_op_control``, git-ignored);
-``kgym eval --profile off --device cpu`` judges them; a table per task (speedup, interval, runtime
+``kgym eval --profile off --device DEVICE`` (default cpu) judges them; a table per task (speedup, interval, runtime
 against eager, the verdict's timing messages) and the median speedup are printed. Exit 0 when the
 run finished (the figures are a measurement, not a test: tests/integration/test_same_op_control.sh
 asserts them at CI's scale)."""
@@ -91,6 +91,7 @@ def main() -> int:
     ap.add_argument("--work", default="out/same_op_control")
     ap.add_argument("--out", default=None, help="verdicts (JSONL); default <work>/verdicts.jsonl")
     ap.add_argument("--json", default=None, help="write the summary here")
+    ap.add_argument("--device", default="cpu", help="kgym eval --device (cpu, cuda)")
     ap.add_argument("--extra", default="", help="more kgym eval options, space-separated")
     ap.add_argument("--summarize", default=None, help="only summarize this verdict file (no run)")
     args = ap.parse_args()
@@ -103,7 +104,7 @@ def main() -> int:
     ids = make_candidates(suite, [t.strip() for t in args.tasks.split(",") if t.strip()], work / "candidates")
     out = Path(args.out) if args.out else work / "verdicts.jsonl"
     cmd = [args.kgym, "eval", "--suite", str(suite), "--candidates", str(work / "candidates"), "--tasks", ",".join(ids),
-           "--scale", args.scale, "--profile", "off", "--device", "cpu", "--out", str(out)] + args.extra.split()
+           "--scale", args.scale, "--profile", "off", "--device", args.device, "--out", str(out)] + args.extra.split()
     print(" ".join(cmd), file=sys.stderr)
     rc = subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode
     if rc not in (0, 1):

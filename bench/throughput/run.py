@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from judges import fresh_process, pct, timed_eval  # noqa: E402
 
 
 def candidates(root: Path) -> list:
@@ -36,11 +38,6 @@ def candidates(root: Path) -> list:
     return out
 
 
-def pct(x: list, q: float):
-    if not x:
-        return None
-    s = sorted(x)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
 def main() -> int:
@@ -64,35 +61,17 @@ def main() -> int:
         return 2
     # kgym: one eval over all of them; a verdict's latency from the out file's growth.
     out = work / "kgym.jsonl"
-    if out.exists():
-        out.unlink()
     cmd = [a.kgym, "eval", "--suite", a.suite, "--candidates", a.candidates, "--scale", a.scale,
            "--profile", "off", "--device", "cpu", "-q", "--out", str(out)] + a.extra.split()
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    stamps, seen = [], 0
-    while proc.poll() is None:
-        time.sleep(0.05)
-        n = sum(1 for _ in open(out)) if out.exists() else 0
-        stamps += [time.monotonic()] * (n - seen)
-        seen = n
-    n = sum(1 for _ in open(out)) if out.exists() else 0
-    stamps += [time.monotonic()] * (n - seen)
-    kgym_total = time.monotonic() - t0
-    kgym_lat = [b - a_ for a_, b in zip([t0] + stamps[:-1], stamps)]
-    kv = {json.loads(l)["candidate_id"]: json.loads(l) for l in open(out)} if out.exists() else {}
+    run = timed_eval(cmd, out)
+    kgym_total, kgym_lat, kv = run["total_s"], run["latency_s"], run["verdicts"]
     # KernelBench-style: a fresh process per candidate.
     kb, kb_lat = {}, []
     t1 = time.monotonic()
     for task, c in cands:
-        s = time.monotonic()
-        r = subprocess.run([sys.executable, str(HERE / "kb_style.py"), str(tasks[task]), str(c), "--scale", a.scale],
-                           capture_output=True, text=True, timeout=600)
-        kb_lat.append(time.monotonic() - s)
-        try:
-            kb[f"{task}/{c.name}"] = json.loads(r.stdout.strip().splitlines()[-1])
-        except (IndexError, json.JSONDecodeError):
-            kb[f"{task}/{c.name}"] = {"correct": False, "speedup": None, "error": (r.stderr or "no output")[-200:]}
+        row = fresh_process([sys.executable, str(HERE / "kb_style.py"), str(tasks[task]), str(c), "--scale", a.scale], 600)
+        kb_lat.append(row["wall_s"])
+        kb[f"{task}/{c.name}"] = row
     kb_total = time.monotonic() - t1
     rows, agree_c, agree_s, both_timed = [], 0, 0, 0
     for key, k in kb.items():
