@@ -646,6 +646,20 @@ class ReferenceWorker:
                                            req.get("tolerances", {}))
         return {"ok": True, "timing": rec}
 
+    def spot_check(self, req, blobs):
+        """The spot check of a round whose baselines were timed before the candidate (the
+        supervisor alternates which side goes first, docs/timing.md "Order"): the candidate's
+        samples (``spot``: {seed, k, candidate, calls, trusted}) against eager's outputs on the
+        round's seeds, computed here untimed. Replies {"ok", "timing": {"spot": ...}} in the form
+        of ``time``'s reply, so the supervisor reads both alike."""
+        task = self.tasks[req["key"]]
+        spot_req = req["spot"]
+        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device)
+        seeds = [int(x) for x in req["seeds"]]
+        result = self._spot_check(task, spot, spot_req, seeds, int(req["warmup"]), self._timed_inputs(task),
+                                  req.get("tolerances", {}))
+        return {"ok": True, "timing": {"spot": result}}
+
     def _spot_check(self, task, spot, spot_req, seeds, warmup: int, make_args, table) -> dict:
         """The spot check of the candidate's round (docs/timing.md, "Spot check"): its samples
         (``spot_req["candidate"]``, from its reply) against this baseline's samples of the
@@ -709,7 +723,7 @@ def read_output(meta, blobs, device: str):
 def serve(sock, device: str, workdir: str) -> None:
     worker = ReferenceWorker(device, workdir)
     ops = ("info", "load_task", "probe_task", "make_case", "case_inputs", "compare", "recheck", "wall_calibration", "wall_inputs", "settle",
-           "time", "drop_task")
+           "time", "spot_check", "drop_task")
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
                                 "traceback": traceback.format_exc()[-8000:]},
@@ -723,5 +737,5 @@ def releases_after(req: dict) -> bool:
     but not after a plain calibration (the next one would pay the allocations in its timed
     request). Released after the reply, outside the supervisor's clock."""
     op = req.get("op")
-    return op in ("load_task", "make_case", "compare", "recheck", "time", "drop_task") or \
+    return op in ("load_task", "make_case", "compare", "recheck", "time", "spot_check", "drop_task") or \
         (op == "wall_calibration" and bool(req.get("call")))
