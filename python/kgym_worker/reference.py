@@ -641,21 +641,33 @@ class ReferenceWorker:
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
-        if spot is not None:
+        if spot is not None and "candidate" in spot_req:
             rec["spot"] = self._spot_check(task, spot, spot_req, seeds, int(req["options"]["warmup"]), make_args,
                                            req.get("tolerances", {}))
+        elif spot is not None:
+            # A baselines-first round: the candidate has not run yet. Eager's calls were sampled
+            # as the candidate's will be (the same work per call); spot_check compares them later.
+            self._spot_pending = (req["key"], seeds, spot)
         return {"ok": True, "timing": rec}
+
+    _spot_pending = None  # (task key, seeds, SpotSampler) of the last baselines-first round
 
     def spot_check(self, req, blobs):
         """The spot check of a round whose baselines were timed before the candidate (the
         supervisor alternates which side goes first, docs/timing.md "Order"): the candidate's
-        samples (``spot``: {seed, k, candidate, calls, trusted}) against eager's outputs on the
-        round's seeds, computed here untimed. Replies {"ok", "timing": {"spot": ...}} in the form
+        samples (``spot``: {seed, k, candidate, calls, trusted}) against eager's samples of the
+        round's timed calls (taken by its ``time`` request of this round), any calls it did not
+        reach computed here untimed. Replies {"ok", "timing": {"spot": ...}} in the form
         of ``time``'s reply, so the supervisor reads both alike."""
         task = self.tasks[req["key"]]
         spot_req = req["spot"]
-        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device)
         seeds = [int(x) for x in req["seeds"]]
+        pending, self._spot_pending = self._spot_pending, None
+        if pending is not None and pending[0] == req["key"] and pending[1] == seeds \
+                and (pending[2].seed, pending[2].k) == (int(spot_req["seed"]), int(spot_req["k"])):
+            spot = pending[2]  # eager's samples of this round's timed calls
+        else:
+            spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device)
         result = self._spot_check(task, spot, spot_req, seeds, int(req["warmup"]), self._timed_inputs(task),
                                   req.get("tolerances", {}))
         return {"ok": True, "timing": {"spot": result}}

@@ -954,6 +954,10 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
             req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls},
                            {"trusted", rechecked}};
             req["tolerances"] = tolerances;
+          } else if (std::string(kind) == "eager" && !with_spot && !spot.is_null()) {
+            // (a baselines-first round: eager samples its outputs as the candidate will, the same
+            // work per call on both sides; the reference's spot_check compares them afterwards)
+            req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}};
           }
           r = ask_reference(req, {}, eo.timeouts.reference_s, m);
         }
