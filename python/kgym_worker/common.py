@@ -249,8 +249,14 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
         for i in range(warmup):
             args = make_args(seeds[i])
             opwatch.on()
-            fn(*args)
+            out = fn(*args)
             opwatch.off()
+            if i == 0 and not cuda:
+                # The heap warmed for the whole request before the timed calls (warm_heap): room
+                # for the inputs and outputs of a few calls, the kept copies and the spot samples.
+                out_bytes = tensor_bytes(output_tensors(out) or [])
+                warm_heap(8 * (tensor_bytes(args) + out_bytes) + (len(keep) + 2) * out_bytes)
+            del out
         synchronize(device)
         if cuda:
             rec["window_overhead_ms"] = window_overhead_ms()
@@ -548,6 +554,47 @@ def keep_heap() -> bool:
         m_trim_threshold, m_mmap_max = -1, -4
         ok = libc.mallopt(m_mmap_max, 0) == 1
         return bool(libc.mallopt(m_trim_threshold, ctypes.c_int(2**31 - 1)) == 1 and ok)
+    except (OSError, AttributeError):
+        return False
+
+
+HEAP_WARM_MIN = 32 << 20  # warm_heap's least reserve (bytes)
+HEAP_WARM_MAX = 1 << 30  # and its most (below keep_heap's trim threshold, so that it stays)
+
+
+def tensor_bytes(value) -> int:
+    """Bytes of the tensors in ``value`` (a tensor, or a list/tuple of them and other things)."""
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (list, tuple)):
+        return sum(tensor_bytes(v) for v in value)
+    return 0
+
+
+def warm_heap(nbytes: int) -> bool:
+    """CPU workers: ``nbytes`` of glibc's heap allocated, written and freed, so that the heap
+    holds that much memory already faulted in (``keep_heap``: freed memory stays). A freshly
+    forked candidate worker otherwise grew its heap during its first timed calls (the kept
+    copies, the spot samples and the outputs held across calls each took new pages at the heap's
+    top), and those calls paid the page faults inside their window: 600 to 12,600 minor faults
+    in 4 to 20 of a request's calls (L1/1, L1/21, L1/88 at --scale 0.02, 2 cores), none in the
+    long-lived reference's, whose heap had grown long before; the same-op control read 0.93x
+    to 0.96x (docs/timing.md). Called by
+    ``time_calls`` for every timed request, the baselines' alike (a no-op once the heap is
+    warm). Returns False where malloc is unavailable or the block could not be had."""
+    import ctypes
+    nbytes = max(HEAP_WARM_MIN, min(HEAP_WARM_MAX, int(nbytes)))
+    try:
+        libc = ctypes.CDLL(None)
+        libc.malloc.restype = ctypes.c_void_p
+        libc.malloc.argtypes = [ctypes.c_size_t]
+        libc.free.argtypes = [ctypes.c_void_p]
+        block = libc.malloc(nbytes)
+        if not block:
+            return False
+        ctypes.memset(block, 0, nbytes)
+        libc.free(block)
+        return True
     except (OSError, AttributeError):
         return False
 
@@ -997,6 +1044,7 @@ _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between
     ("common", "output_tensors"), ("common", "seed_all"), ("common", "unseed"), ("common", "synchronize"),
     ("common", "make_inputs"), ("common", "to_device"), ("common", "transform_value"),
     ("common", "launch_cover"), ("common", "_keep_copy"), ("common", "wall_calls"), ("common", "time_calls"),
+    ("common", "warm_heap"), ("common", "tensor_bytes"),
     ("common.OutputArena", "store"), ("common.Commitments", "add"), ("common.SpotSampler", "add"),
     ("common.SpotSampler", "positions"), ("torch", "take"), ("opwatch", "on"), ("opwatch", "off"),
     ("common.SharedInputs", "args"), ("common.SharedInputs", "tensor"),
