@@ -2,8 +2,12 @@
 # The same-op control (issue 33, docs/timing.md "Same path for candidate and baselines"): each of
 # 10 KernelBench level-1 tasks' own Model, renamed ModelNew, judged as a candidate on the CPU. The
 # candidate and eager run the very operator, so a fair judge reads 1.00: the median speedup must
-# lie within 1.00 +- 0.05 and every task's 95% interval must hold 1.0. This asserts fairness (no
-# side is charged what the other is not), not speed. Skips (77) when ../shared/data is absent.
+# lie within 1.00 +- 0.05 (the issue's target), and the tasks' 95% intervals must hold 1.0 as
+# often as 95% intervals do: each excludes it with probability 0.05 under a fair judge, so of 10
+# at most 2 may (3 or more: probability 1.2%, read as bias). Demanding all 10 failed a fair
+# judge 40% of the time (1 - 0.95^10). Excluded intervals on both sides of 1.0 are noise; the
+# median check is the one that sees a lean. This asserts fairness (no side is charged what the
+# other is not), not speed. Skips (77) when ../shared/data is absent.
 set -euo pipefail
 KGYM=$1; ROOT=$2
 DATA="$ROOT/../shared/data/kernelbench"
@@ -20,6 +24,6 @@ bad = [r for r in rows if r["outcome"] != "passed"]
 assert not bad, bad
 assert 0.95 <= s["median_speedup"] <= 1.05, f"median same-op speedup {s['median_speedup']} is not 1.00 +- 0.05"
 off = [(r["task"], r["speedup"], r["ci"]) for r in rows if not (r["ci"] and r["ci"][0] <= 1.0 <= r["ci"][1])]
-assert not off, f"same-op intervals that exclude 1.0: {off}"
-print(f"same-op control ok: median {s['median_speedup']:.3f}, every interval holds 1.0")
+assert len(off) <= 2, f"{len(off)} of 10 same-op intervals exclude 1.0 (a fair judge: at most 2 but 1.2% of the time): {off}"
+print(f"same-op control ok: median {s['median_speedup']:.3f}, {10 - len(off)} of 10 intervals hold 1.0 {off}")
 PY
