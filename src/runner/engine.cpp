@@ -1017,7 +1017,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         wanted.erase(reply_field(k, "index", -1));
     }
     for (int missing : wanted)
-      unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(per.warmup + missing)],
+      unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(this_round.warmup + missing)],
                  "timed", "the candidate's process did not return this timed output for the recheck");
     if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
       nlohmann::json items = nlohmann::json::array();
