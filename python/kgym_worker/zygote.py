@@ -287,6 +287,9 @@ def main() -> None:
         import triton  # noqa: F401 - importing Triton does not initialise CUDA
     except Exception:  # noqa: BLE001
         pass
+    from . import triton_interp
+    if triton_interp.interpreting():
+        triton_interp.numpy_compat()  # every worker's interpreter, before the candidate's code
     import numpy  # noqa: F401
     from . import candidate, common, integrity, opwatch, reference, tensors  # noqa: F401 - warm imports
     # The op watch's global callback, before any fork: every worker has it from its start.
