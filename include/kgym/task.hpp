@@ -50,8 +50,9 @@ bool task_matches(const Task& task, std::string_view pattern);
 const Task* resolve_task(const std::vector<Task>& tasks, std::string_view id, int* matched = nullptr);
 
 /// Whether a task's source holds a size constant of 65536 or more (KernelBench's full-size
-/// level-1 inputs: several GB each, minutes per verdict on a CPU). eval and serve note such tasks
-/// on the CPU when --scale is 1.
+/// level-1 inputs: several GB each, minutes per verdict on a CPU): a module-level assignment
+/// whose value (an integer, or a product of integers) reaches it; names holding "seed" are not
+/// sizes. eval and serve note such tasks on the CPU when --scale is 1.
 bool has_full_size_inputs(const Task& task);
 
 /// Reads a whole file; throws Error(input) naming the path when it cannot be read.

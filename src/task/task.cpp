@@ -36,9 +36,35 @@ std::string task_stem(const std::string& id) {
 }
 
 bool has_full_size_inputs(const Task& task) {
-  static const std::regex big(R"(\b[0-9]{5,}\b)");
-  for (auto it = std::sregex_iterator(task.source.begin(), task.source.end(), big); it != std::sregex_iterator(); ++it)
-    if (std::stod(it->str()) >= 65536) return true;
+  // Module-level assignments only (`dim = 393216`, `N = 2048 * 2`), where KernelBench keeps its
+  // size constants; a seed or a number in a comment, a docstring or a function body is no size
+  // (the generated tasks' seeds, 900000 and up, read as full size before).
+  static const std::regex assignment(R"(^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([^#]*))");
+  static const std::regex integer(R"(\b[0-9][0-9_]*\b)");
+  static const std::regex product_only(R"(^[\s0-9_*()]*$)");
+  std::istringstream in(task.source);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, assignment)) continue;
+    std::string name = m[1].str();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (name.find("seed") != std::string::npos) continue;
+    const std::string rhs = m[2].str();
+    double largest = 0, product = 1;
+    int literals = 0;
+    for (auto it = std::sregex_iterator(rhs.begin(), rhs.end(), integer); it != std::sregex_iterator(); ++it) {
+      std::string digits = it->str();
+      std::erase(digits, '_');
+      const double x = std::stod(digits);
+      largest = std::max(largest, x);
+      product *= x;
+      ++literals;
+    }
+    if (literals == 0) continue;
+    const double size = std::regex_match(rhs, product_only) ? product : largest;
+    if (size >= 65536) return true;
+  }
   return false;
 }
 

@@ -176,3 +176,21 @@ TEST(Candidates, CudaL1Rows) {
 
 }  // namespace
 }  // namespace kgym
+
+TEST(Task, FullSizeInputsAreModuleLevelSizeConstants) {
+  auto with = [](std::string source) {
+    kgym::Task t;
+    t.source = std::move(source);
+    return kgym::has_full_size_inputs(t);
+  };
+  EXPECT_TRUE(with("import torch\nbatch_size = 4096\ndim = 393216\n"));
+  EXPECT_TRUE(with("N = 2048 * 64  # KernelBench writes products\n"));
+  EXPECT_TRUE(with("dim = 1_048_576\n"));
+  EXPECT_FALSE(with("batch_size = 16\ndim = 16384\n"));
+  // a generated task's seed, in a comment, a docstring or an assignment named so, is no size
+  EXPECT_FALSE(with("# origin: taskgen:activation:900001:small\nbatch_size = 31\n"));
+  EXPECT_FALSE(with("\"\"\"seed 900001\"\"\"\nSEED = 900001\nbatch_size = 31\n"));
+  EXPECT_FALSE(with("def get_inputs():\n    torch.manual_seed(900001)\n    return [torch.rand(31, 7)]\n"));
+  // an expression that is not a product of integers: its largest literal
+  EXPECT_TRUE(with("features = max(64, 131072)\n"));
+}
