@@ -15,6 +15,7 @@
 #include "kgym/candidate.hpp"
 #include "kgym/eval_options.hpp"
 #include "kgym/evaluator.hpp"
+#include "kgym/options.hpp"
 #include "kgym/task.hpp"
 #include "kgym/task_probe.hpp"
 #include "kgym/verdict.hpp"
@@ -23,7 +24,7 @@ namespace kgym {
 
 /// Process-wide engine options.
 struct EngineOptions {
-  std::string device = "cpu";       ///< "cpu", "cuda" or "cuda:N"
+  Device device;                    ///< the CPU (default) or a CUDA device (parse_device at each edge)
   std::string python = "python3";   ///< interpreter with torch 2.11 installed
   std::filesystem::path python_dir; ///< folder holding the kgym_worker package (default: <source>/python)
   std::filesystem::path work_dir;   ///< private scratch + build cache root (default: a new temp dir)

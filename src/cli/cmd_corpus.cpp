@@ -69,7 +69,7 @@ void add_corpus_command(CLI::App& app, int& exit_code) {
     a->v.eval.time_candidate = !a->no_timing;
     a->v.eval.compile_baseline = a->compile_baseline || a->device != "cpu";
     EngineOptions eo;
-    eo.device = a->device;
+    eo.device = parse_device(a->device);
     eo.python = a->python;
     Engine engine(eo);
     const auto report = corpus::verify(engine, a->v, [&](const corpus::Decision& d) {

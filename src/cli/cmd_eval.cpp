@@ -329,7 +329,7 @@ void run_eval(EvalArgs& a) {
                  stale, a.out.c_str());
 
   EngineOptions opts;
-  opts.device = a.device;
+  opts.device = parse_device(a.device);
   opts.python = a.python;
   opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
   // Before --out is opened: an unusable device fails with a clear message and leaves no empty

@@ -45,7 +45,7 @@ void run_generate(GenerateArgs& a) {
   std::unique_ptr<Engine> engine;
   if (a.gen.turns > 1) {
     EngineOptions eo;
-    eo.device = a.device;
+    eo.device = parse_device(a.device);
     eo.python = a.python;
     eo.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
     std::fprintf(stderr, "kgym generate: %d turns: judging each turn on %s (policy profile %s)\n", a.gen.turns,

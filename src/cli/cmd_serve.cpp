@@ -156,7 +156,7 @@ void run_serve(const ServeArgs& a) {
       continue;
     }
     EngineOptions eo;
-    eo.device = d;
+    eo.device = device;
     eo.python = a.python;
     eo.build_jobs = std::max(1, a.workers_per_device);
     eo.verbose = a.verbose;

@@ -104,7 +104,7 @@ void add_audit_options(CLI::App* cmd, AuditArgs& a) {
 /// Runs the audit on `tasks`, removes the degenerate ones, prints one line per task to stderr.
 std::vector<tg::AuditResult> run_audit(const AuditArgs& a, std::vector<tg::GeneratedTask>& tasks) {
   EngineOptions eo;
-  eo.device = a.device;
+  eo.device = parse_device(a.device);
   eo.python = a.python;
   std::fprintf(stderr, "audit: judging 4 trivial answers and the honest solution of %zu tasks on %s...\n",
                tasks.size(), a.device.c_str());

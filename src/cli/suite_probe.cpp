@@ -35,7 +35,7 @@ int run_suite_probe_audit(const SuiteProbeArgs& a) {
   const Suite suite = load_suite(a.suite);
   const auto tasks = select_tasks(suite, a.tasks);
   EngineOptions eo;
-  eo.device = a.device;
+  eo.device = parse_device(a.device);
   eo.python = a.python;
   std::fprintf(stderr, "audit: probing the reference of %zu tasks at scale %g on %s...\n", tasks.size(), a.scale,
                a.device.c_str());

@@ -346,7 +346,7 @@ void run_workers(const WorkerOptions& options, const std::atomic<bool>& stop) {
       pool.evaluators.push_back(std::make_shared<StandInEvaluator>(options.stand_in_ms));
     } else {
       EngineOptions eo = options.engine;
-      eo.device = d;
+      eo.device = parse_device(d, "--devices");
       eo.build_jobs = std::max(eo.build_jobs, options.workers_per_device);
       pool.evaluators.push_back(options.make_evaluator ? options.make_evaluator(eo)
                                                        : std::shared_ptr<Evaluator>(make_engine_evaluator(eo)));

@@ -309,7 +309,7 @@ struct Engine::Impl {
 
   explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
     check_worker_environment();
-    const Device device = parse_device(options.device);  // Error(usage) for a bad name (options.hpp)
+    const Device& device = options.device;
     if (device.is_cpu()) {
       worker_device = "cpu";
     } else {
@@ -1547,9 +1547,9 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
       if (log.size() > 1500) log = log.substr(log.size() - 1500);
     } catch (const Error&) {
     }
-    throw Error(ErrorKind::usage, "device '" + impl_->options.device + "' is not usable: the reference worker "
+    throw Error(ErrorKind::usage, "device '" + impl_->options.device.name() + "' is not usable: the reference worker "
                                   "could not start on it (" + e.what() + "). " +
-                                  (impl_->options.device.rfind("cuda", 0) == 0
+                                  (!impl_->options.device.is_cpu()
                                        ? "Is there an NVIDIA GPU and driver here (nvidia-smi)? Use --device cpu "
                                          "otherwise. "
                                        : "") +
@@ -1558,7 +1558,7 @@ Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(o
 }
 Engine::~Engine() = default;
 
-std::string Engine::describe() const { return "engine " + impl_->options.device; }
+std::string Engine::describe() const { return "engine " + impl_->options.device.name(); }
 
 TaskProbe Engine::probe_task(const Task& task, double scale) {
   std::lock_guard device(impl_->device_mutex);
@@ -1634,7 +1634,7 @@ Verdict Engine::evaluate(const Task& task, const Candidate& cand, const EvalOpti
   v.reward_name = eo.reward.name();
   v.reward = eo.reward(v, eo.reward_context);
   v.provenance["kgym"] = KGYM_VERSION;
-  v.provenance["device"] = impl_->options.device;
+  v.provenance["device"] = impl_->options.device.name();
   v.provenance["scale"] = eo.scale;
   v.provenance["task_sha256"] = sha256_hex(task.source);
   v.provenance["candidate_sha256"] = sha256_hex(cand.code);
