@@ -6,16 +6,14 @@ Usage: serve_rewards.py KGYM ROOT. Every request has a timeout; the server is al
 The honest ReLU below raises on the unscaled input (16 x 4096), so it passes only when the
 server's --scale 0.25 reached the engine (4 x 1024). Each reward's value is checked against its
 formula (docs/rewards.md) on the numbers the turn's feedback reports."""
-import json
 import math
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from kgym_client import KgymClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from conftest import ServerProcess  # noqa: E402 - the tests' one way to start kgym serve
 
 kgym, root = sys.argv[1], Path(sys.argv[2])
 HONEST_SCALED = '''import torch
@@ -57,21 +55,10 @@ def expected(reward, fb):
 
 
 # No --suite: the built-in default suite (examples/suite and the generated default suite), as eval.
-proc = subprocess.Popen([kgym, "serve", "--port", "0", "--devices", "cpu", "--cases", "2", "--scale", "0.25", "--policy-profile", "off", "--max-turns", "1"],
-                        stdout=subprocess.PIPE, text=True)
+server = ServerProcess(["--devices", "cpu", "--cases", "2", "--scale", "0.25", "--policy-profile", "off", "--max-turns", "1"],
+                       binary=kgym)
 try:
-    line = proc.stdout.readline()
-    assert "listening on" in line, f"kgym serve did not start: {line!r}"
-    url = line.split("listening on ", 1)[1].split()[0]
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=5) as r:
-                assert json.loads(r.read())["status"] == "healthy"
-                break
-        except OSError:
-            assert time.monotonic() < deadline, "no /health"
-            time.sleep(0.2)
+    url = server.url
     c = KgymClient(url, timeout=300)
     meta = c.metadata()
     assert "L1/19_ReLU" in meta["tasks"] and any(t.startswith("gen/") for t in meta["tasks"]), meta["tasks"]
@@ -98,8 +85,4 @@ try:
         assert turn.reward == 0.0
     print("serve rewards ok")
 finally:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    server.stop()

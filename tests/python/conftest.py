@@ -36,10 +36,12 @@ def kgym_binary(scripted: bool = False) -> Path:
 
 
 class ServerProcess:
-    """A running `kgym serve`; `url` is its base URL."""
+    """A running `kgym serve` (`binary`, default kgym_binary()) with `args`; `url` is its base URL
+    once /health answers healthy (within `timeout` s). Also used outside pytest by
+    tests/integration/serve_rewards.py."""
 
-    def __init__(self, args, timeout=60.0):
-        binary = kgym_binary(scripted="scripted" in args)
+    def __init__(self, args, timeout=60.0, binary=None):
+        binary = Path(binary) if binary else kgym_binary(scripted="scripted" in args)
         if not binary.exists():
             pytest.skip(f"{binary} is not built")
         self.proc = subprocess.Popen([str(binary), "serve", "--port", "0", *args], stdout=subprocess.PIPE,
