@@ -580,8 +580,8 @@ def warm_heap(nbytes: int) -> bool:
     in 4 to 20 of a request's calls (L1/1, L1/21, L1/88 at --scale 0.02, 2 cores), none in the
     long-lived reference's, whose heap had grown long before; the same-op control read 0.93x
     to 0.96x (docs/timing.md). Called by
-    ``time_calls`` for every timed request, the baselines' alike (a no-op once the heap is
-    warm). Returns False where malloc is unavailable or the block could not be had."""
+    ``time_calls`` for every timed request, the baselines' alike; a no-op while the heap's top
+    has not moved since a block at least this large was warmed. Returns False where malloc is unavailable or the block could not be had."""
     import ctypes
     nbytes = max(HEAP_WARM_MIN, min(HEAP_WARM_MAX, int(nbytes)))
     try:
@@ -589,14 +589,27 @@ def warm_heap(nbytes: int) -> bool:
         libc.malloc.restype = ctypes.c_void_p
         libc.malloc.argtypes = [ctypes.c_size_t]
         libc.free.argtypes = [ctypes.c_void_p]
+        libc.sbrk.restype = ctypes.c_void_p
+        libc.sbrk.argtypes = [ctypes.c_ssize_t]
+        global _heap_warmed
+        top = libc.sbrk(0)
+        if _heap_warmed is not None and nbytes <= _heap_warmed[0] and top == _heap_warmed[1]:
+            return True  # the heap neither grew nor shrank since a block this large was warmed
         block = libc.malloc(nbytes)
         if not block:
             return False
         ctypes.memset(block, 0, nbytes)
         libc.free(block)
+        _heap_warmed = (nbytes, libc.sbrk(0))
         return True
     except (OSError, AttributeError):
         return False
+
+
+# (bytes, heap top) of the last warm_heap block: with keep_heap, freed memory stays faulted in, so
+# the same block needs no second pass (1 GiB of memset per timed request, both sides) until the
+# heap's top moves (it grew into new pages, or malloc_trim returned some).
+_heap_warmed = None
 
 
 # The least share of a timed wall-clock loop the calls must take for its difference with the
