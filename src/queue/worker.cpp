@@ -117,37 +117,53 @@ struct Pool {
     }
   }
 
-  /// Writes the result of one job: the first write under the job id wins (SET NX); then XACK and
-  /// XDEL. Retries through Redis outages (the entry stays pending meanwhile).
+  /// Writes the result of one job in one Redis script, so that a worker killed mid-store leaves
+  /// either nothing or everything: the verdict under the job id if it is the first (SET NX), its
+  /// done signal and stats counters (verdicts, outcome:<outcome> and the build's kind, or errors;
+  /// duplicates when another worker stored first), then XACK and XDEL of the entry. Done as
+  /// separate commands, a SIGKILL between the SET and the counters left a stored verdict that no
+  /// outcome counted (the job reclaimed, judged again and dropped as a duplicate). Retries through
+  /// Redis outages (the entry stays pending meanwhile).
   void store(const std::string& consumer, std::unique_ptr<Connection>& c, double& backoff_s, bool& was_down,
              const std::string& entry, const std::string& id, const json& envelope, const std::string& outcome,
              bool warm_build) {
+    // KEYS: verdict, done list, stats hash, job stream. ARGV: verdict text, seconds to keep,
+    // outcome ("" for an error), build counter's field, consumer group, stream entry.
+    static const char* const kStoreScript = R"lua(
+local won = redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2])
+if won then
+  redis.call('RPUSH', KEYS[2], '1')
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('HINCRBY', KEYS[3], 'verdicts', 1)
+  if ARGV[3] ~= '' then
+    redis.call('HINCRBY', KEYS[3], 'outcome:' .. ARGV[3], 1)
+    redis.call('HINCRBY', KEYS[3], ARGV[4], 1)
+  else
+    redis.call('HINCRBY', KEYS[3], 'errors', 1)
+  end
+else
+  redis.call('HINCRBY', KEYS[3], 'duplicates', 1)
+end
+redis.call('XACK', KEYS[4], ARGV[5], ARGV[6])
+redis.call('XDEL', KEYS[4], ARGV[6])
+if won then return 1 end
+return 0
+)lua";
     const std::string text = envelope.dump(-1, ' ', false, json::error_handler_t::replace);
     for (;;) {
       try {
         if (!c) c = connect(consumer, backoff_s, was_down);
         if (!c) return;  // stopping: the entry stays pending and is claimed by another worker
-        Reply set = c->command({"SET", keys.verdict(id), text, "NX", "EX", std::to_string(queue::kKeepSeconds)});
-        const bool won = !set.nil();
-        if (won) {
-          c->command({"RPUSH", keys.done(id), "1"});
-          c->command({"EXPIRE", keys.done(id), std::to_string(queue::kKeepSeconds)});
-          c->command({"HINCRBY", keys.stats(), "verdicts", "1"});
-          if (!outcome.empty()) {
-            c->command({"HINCRBY", keys.stats(), "outcome:" + outcome, "1"});
-            c->command({"HINCRBY", keys.stats(), warm_build ? "builds_cached" : "builds_cold", "1"});
-          } else {
-            c->command({"HINCRBY", keys.stats(), "errors", "1"});
-          }
+        Reply r = c->command({"EVAL", kStoreScript, "4", keys.verdict(id), keys.done(id), keys.stats(), keys.stream(),
+                              text, std::to_string(queue::kKeepSeconds), outcome,
+                              warm_build ? "builds_cached" : "builds_cold", queue::kGroup, entry});
+        if (r.integer == 1) {
           spdlog::info("kgym worker {}: job {} -> {} (stored)", consumer, id, outcome.empty() ? "error" : outcome);
         } else {
-          c->command({"HINCRBY", keys.stats(), "duplicates", "1"});
           std::lock_guard lock(mutex);
           ++duplicates;
           spdlog::info("kgym worker {}: job {} already has a verdict; this one is dropped", consumer, id);
         }
-        c->command({"XACK", keys.stream(), queue::kGroup, entry});
-        c->command({"XDEL", keys.stream(), entry});
         return;
       } catch (const Unreachable& e) {
         spdlog::warn("kgym worker {}: {} while storing job {}; retrying in {:.1f} s", consumer, e.what(), id, backoff_s);
