@@ -170,6 +170,14 @@ struct TimingRecord {
   /// k of the other (the judge's like-for-like wall basis and its interval,
   /// kgym::paired_ratio_interval). Set by the supervisor only; empty when not measured.
   std::vector<double> wall_check_paired_ms;
+  /// CPU device: per request k of this side, what its paired difference was moved by for the
+  /// request's own work outside the calls (ms): this side's process's CPU time in it (making the
+  /// input sets, committing to the arena copies; common.wall_calls' ``harness``), bounded to
+  /// within runner::kHarnessBound of the calibrations' around it, minus theirs. Positive: this
+  /// process did that work slower than the reference's calibrations did, and the difference was
+  /// not charged to its calls (runner::without_harness_work). Empty when not applied. Set by the
+  /// supervisor only.
+  std::vector<double> wall_check_harness_ms;
   /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
   /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
   std::vector<int> round_calls;

@@ -873,7 +873,7 @@ def inputs_moved(spans) -> bool:
 
 def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_each: bool = True,
                keep: list = None, arena: OutputArena = None, commit: "Commitments" = None,
-               stand_in=None, guard: "HarnessGuard" = None) -> float:
+               stand_in=None, guard: "HarnessGuard" = None, harness: dict = None) -> float:
     """``n`` iterations: inputs ``make_args(seed + i)``, then (with ``call``) ``fn`` on them; a
     device-wide sync after each, or (``sync_each`` false) only after the last, so that on the GPU
     the host's launches overlap the previous calls' kernels. The supervisor times this request
@@ -893,7 +893,21 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     output whose storage overlaps one of its inputs' (as they were before the call), or an input
     given other storage or layout, is counted in ``guard.aliased`` (the
     contract of every call, not only the correctness cases': red team rt24, an in-place ReLU
-    that returned its input outside the cases passed at 1.5x to 2.2x)."""
+    that returned its input outside the cases passed at 1.5x to 2.2x).
+
+    With ``harness`` (a dict), CPU only: ``harness["ms"]`` is set to the main thread's CPU time
+    (ms, the clock bound at import) spent in the request's own work that touches none of the
+    candidate's objects: making each input set (``make_args`` and the inputs' spans) and, with
+    an arena, committing to each output's arena copy (or the stand-in's). The supervisor takes
+    it out of each request of the wall check, the candidate's, the baselines' and the
+    calibrations' alike, so that the calls' time it compares is each process's own: on the
+    2-core dev VM the same work ran up to 20% slower in one worker process than in another for a
+    whole evaluation, and that work is 80% of a request at ``--scale 0.02``, so subtracting the
+    reference's calibration from the candidate's request charged the candidate the difference
+    five times over (a renamed reference read 0.64x to 1.49x of eager on the check; docs/timing.md
+    "Wall check, CPU"). Touching the candidate's output (the arena copy itself, the checks of
+    its storage) stays in the calls' time: a lazily filled output does its work there. Without
+    an arena (``keep`` holds the candidate's own outputs), ``harness["ms"]`` is None."""
     import gc
     gpu = device.startswith("cuda")
     at_once = commit if commit is not None and not gpu else None
@@ -901,10 +915,15 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     collecting = gc.isenabled()
     gc.disable()  # a collection in one request would be counted as the calls' time
     try:
+        clock = _THREAD_NS if harness is not None and not gpu else None
+        own = 0  # ns of the main thread's CPU time in the request's own work (``harness``)
         with torch.no_grad():
             for i in range(n):
+                t_in = clock() if clock else 0
                 args = make_args(seed + i)
                 spans = input_spans(args) if guard is not None else None
+                if clock:
+                    own += clock() - t_in
                 if call:
                     opwatch.on()
                     t0 = time.perf_counter()
@@ -919,7 +938,10 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         kept = out if arena is None else arena.store(i, out)
                         keep.append(kept)
                         if at_once is not None:
+                            t_c = clock() if clock else 0
                             at_once.add(kept)
+                            if clock:
+                                own += clock() - t_c
                         del kept
                     del out
                 else:
@@ -929,7 +951,12 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         guard.check(arena, commit)
                         overlaps_inputs(stand_in, spans) or inputs_moved(spans)
                     if stand_in is not None and at_once is not None:
-                        at_once.add(stand_in if arena is None else arena.store(i, stand_in))
+                        kept = stand_in if arena is None else arena.store(i, stand_in)
+                        t_c = clock() if clock else 0
+                        at_once.add(kept)
+                        if clock:
+                            own += clock() - t_c
+                        del kept
                 if sync_each:
                     synchronize(device)
                 del args
@@ -937,6 +964,8 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
             if commit is not None and gpu:  # each sum launched here, all read back in done()
                 for kept in (keep or []) if call else ([stand_in] * n if stand_in is not None else []):
                     commit.add(kept)
+        if harness is not None:
+            harness["ms"] = own / 1e6 if clock and (arena is not None or at_once is None) else None
     finally:
         if collecting:
             gc.enable()
@@ -1052,6 +1081,7 @@ def commitment(out):
 
 
 _CLOCK_NS = time.perf_counter_ns  # taken at import, before any candidate code (time_calls)
+_THREAD_NS = time.thread_time_ns  # the main thread's CPU clock, taken at import (wall_calls' harness work)
 
 _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between the candidate's calls
     ("common", "output_tensors"), ("common", "seed_all"), ("common", "unseed"), ("common", "synchronize"),
@@ -1063,7 +1093,8 @@ _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between
     ("common.SharedInputs", "args"), ("common.SharedInputs", "tensor"),
     ("torch.Tensor", "copy_"), ("torch.Tensor", "clone"), ("torch.cuda", "synchronize"),
     ("torch.cuda.Event", "record"), ("torch.cuda.Event", "synchronize"), ("torch.cuda.Event", "elapsed_time"),
-    ("time", "perf_counter"), ("time", "perf_counter_ns"), ("common", "_CLOCK_NS"))
+    ("time", "perf_counter"), ("time", "perf_counter_ns"), ("common", "_CLOCK_NS"),
+    ("time", "thread_time_ns"), ("common", "_THREAD_NS"))
 _SHADOWABLE = ("store", "add", "done", "args", "tensor")  # instance attributes that would shadow a method
 
 

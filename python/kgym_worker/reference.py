@@ -524,35 +524,39 @@ class ReferenceWorker:
                 return {"ok": True, "unsupported": f"no {kind} baseline in this task"}
             n, seed = int(req["n"]), int(req["seed"])
             commits, keep = common.Commitments(), []
-            make_args, arena = self._timed_inputs(task), None
+            make_args, arena, harness = self._timed_inputs(task), None, None
             if not self.device.startswith("cuda"):
                 layout = self._request_layout(req, n)
                 if req.get("shared") and self._shared is not None and layout is not None:
                     shared = self._shared
                     make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
+                    harness = {}  # (reported, as the candidate's, only for inputs from the shared file)
                 arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
             common.wall_calls(model, make_args, seed, n, True, self.device,
                               sync_each=bool(req.get("sync_each", False)), keep=keep, arena=arena, commit=commits,
-                              guard=common.HarnessGuard())
+                              guard=common.HarnessGuard(), harness=harness)
             # (the N kept outputs' memory goes back after the reply: serve)
-            return {"ok": True, "fingerprints": commits.done()}
+            return {"ok": True, "fingerprints": commits.done(),
+                    "harness_ms": harness.get("ms") if harness is not None else None}
         like = None
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
         n, seed = int(req["n"]), int(req["seed"])
-        make_args = self._timed_inputs(task)
+        make_args, harness = self._timed_inputs(task), None
         layout = self._request_layout(req, n)
         if req.get("shared") and self._shared is not None and layout is not None:
             shared = self._shared  # the inputs come from the shared file
             make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
+            harness = {}
         arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
         commits = common.Commitments() if like is not None else None
         # As the candidate's request: after each input set, the stand-in output copied into the
         # arena (CPU) and committed to at once; the commitments read back at the end.
         common.wall_calls(None, make_args, seed, n, False, self.device,
                           sync_each=bool(req.get("sync_each", True)), arena=arena, commit=commits,
-                          stand_in=like, guard=common.HarnessGuard())  # (its checks' cost, as the candidate's)
-        return {"ok": True, "fingerprints": commits.done() if commits is not None else []}
+                          stand_in=like, guard=common.HarnessGuard(), harness=harness)  # (its checks' cost, as the candidate's)
+        return {"ok": True, "fingerprints": commits.done() if commits is not None else [],
+                "harness_ms": harness.get("ms") if harness is not None else None}
 
     def _request_layout(self, req, n: int):
         """The shared file's layout for a wall request of ``n`` sets: the request's own

@@ -157,7 +157,8 @@ void to_json(nlohmann::json& j, const TimingRecord& v) {
        {"wall_check_calibrations_ms", v.wall_check_calibrations_ms},
        {"wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms},
        {"wall_check_timed_ms", v.wall_check_timed_ms},
-       {"wall_check_paired_ms", v.wall_check_paired_ms}, {"round_calls", v.round_calls},
+       {"wall_check_paired_ms", v.wall_check_paired_ms}, {"wall_check_harness_ms", v.wall_check_harness_ms},
+       {"round_calls", v.round_calls},
        {"window_overhead_ms", v.window_overhead_ms},
        {"spot_checked_calls", v.spot_checked_calls}, {"spot_failed_calls", v.spot_failed_calls},
        {"spot_detail", v.spot_detail}, {"spot_unreadable", v.spot_unreadable}};
@@ -195,6 +196,7 @@ void from_json(const nlohmann::json& j, TimingRecord& v) {
   get_if(j, "wall_check_own_calibrations_ms", v.wall_check_own_calibrations_ms);
   get_if(j, "wall_check_timed_ms", v.wall_check_timed_ms);
   get_if(j, "wall_check_paired_ms", v.wall_check_paired_ms);
+  get_if(j, "wall_check_harness_ms", v.wall_check_harness_ms);
   get_if(j, "round_calls", v.round_calls);
   get_if(j, "window_overhead_ms", v.window_overhead_ms);
   get_if(j, "spot_checked_calls", v.spot_checked_calls);

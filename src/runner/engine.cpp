@@ -137,6 +137,7 @@ void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
 /// dropped): the round counts are the clusters of the speedup's interval.
 void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
   r.wall_check_paired_ms.clear();
+  r.wall_check_harness_ms.clear();
   r.round_calls = {static_cast<int>(r.times_ms.size())};
   if (!into) {
     into = std::move(r);
@@ -1125,6 +1126,14 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   // same wall check for every side), on the wall clock and on the reference's busy clock.
   std::vector<double> baseline_timed_wall[2], baseline_timed_busy[2];
   bool baseline_wall_missing[2] = {false, false};
+  // CPU: each request's own work outside the calls (ms of its process's CPU time, -1 when not
+  // reported): the calibrations', the candidate's and the baselines' timed requests'
+  // (runner::without_harness_work).
+  std::vector<double> harness_cal, harness_cand, harness_base[2];
+  auto harness_of = [](const Message& r) {
+    const auto it = r.header.find("harness_ms");
+    return it != r.header.end() && it->is_number() ? it->get<double>() : -1.0;
+  };
   const bool baseline_ok[2] = {eager && !eager->failure && !eager->times_ms.empty(),
                                compiled && !compiled->failure && !compiled->times_ms.empty()};
   // GPU: a baseline's supervisor-timed requests only where their floor can bind (a host-bound
@@ -1173,6 +1182,9 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     for (auto& b : baseline_wall) b.clear();
     for (auto& b : baseline_timed_wall) b.clear();
     for (auto& b : baseline_timed_busy) b.clear();
+    harness_cal.clear();
+    harness_cand.clear();
+    for (auto& b : harness_base) b.clear();
     for (int i = 0; i < requests; ++i) {
       const std::uint64_t wseed = fresh_seed();
       if (i % 2 == 0) {
@@ -1207,6 +1219,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         if (!cal) return;
         const double cal_ms = ms_since(t0);
         m.phase_ms["wall_check/calibration"] += cal_ms;
+        harness_cal.push_back(harness_of(*cal));
         wall.add_calibration(cal_ms);
         // GPU: each baseline's request with its calls (the same inputs, kept and committed to as
         // the candidate's are), timed by this clock right after the calibration: the baselines'
@@ -1366,10 +1379,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
           continue;
         }
         baseline_timed_wall[b].push_back(b_ms);
+        harness_base[b].push_back(harness_of(*br));
         baseline_timed_busy[b].push_back(w0 >= 0 && w1 >= 0 ? b_ms - (w1 - w0) : -1.0);
       }
       note_tampered(reply->header);
       m.phase_ms["wall_check/timed"] += ms;
+      if (!gpu) harness_cand.push_back(harness_of(*reply));
       if (ms < wall.timed) host_ms = reply_field(reply->header, "host_ms", 0.0);
       wall.add_timed(ms);
       // The commitment, then two secret calls' outputs checked against it and the task.
@@ -1471,18 +1486,39 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (!gpu) {
     const bool all_busy = cpu_busy;
     const runner::WallCheckSeries& cal = all_busy ? cpu : wall;
-    timing.wall_check_paired_ms = cal.differences();
+    // Each baseline's series: its requests against the candidate's calibrations, on the same
+    // clock; none where its busy reading failed or it did not serve every request.
+    std::optional<runner::WallCheckSeries> sides[2];
     for (int b = 0; b < 2; ++b) {
       if (all_busy && std::any_of(baseline_timed_busy[b].begin(), baseline_timed_busy[b].end(),
                                   [](double x) { return x < 0; }))
         continue;
-      auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
+      const auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
       const auto& timeds = all_busy ? baseline_timed_busy[b] : baseline_timed_wall[b];
       if (!baseline_ok[b] || !rec || baseline_wall_missing[b] || timeds.size() != cal.timeds.size()) continue;
       runner::WallCheckSeries side;
       side.clear();
       for (double x : cal.calibrations) side.add_calibration(x);
       for (double x : timeds) side.add_timed(x);
+      sides[b] = std::move(side);
+    }
+    // Every side's pairs without its own work outside the calls, as its process measured it
+    // (runner::without_harness_work), or no side's: the sides stay like for like.
+    std::vector<double> moved[3];
+    std::optional<std::vector<double>> pairs[3];
+    pairs[2] = runner::without_harness_work(cal, harness_cal, harness_cand, &moved[2]);
+    bool harness_all = pairs[2].has_value();
+    for (int b = 0; b < 2 && harness_all; ++b) {
+      if (!sides[b]) continue;
+      pairs[b] = runner::without_harness_work(*sides[b], harness_cal, harness_base[b], &moved[b]);
+      harness_all = pairs[b].has_value();
+    }
+    timing.wall_check_paired_ms = harness_all ? *pairs[2] : cal.differences();
+    timing.wall_check_harness_ms = harness_all ? moved[2] : std::vector<double>{};
+    for (int b = 0; b < 2; ++b) {
+      if (!sides[b]) continue;
+      auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
+      const runner::WallCheckSeries& side = *sides[b];
       rec->wall_check_calls = n_wall;
       rec->wall_check_ms = side.calls_ms(false);
       rec->wall_check_spread_ms = side.resolution();
@@ -1490,7 +1526,8 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       rec->wall_check_clock = all_busy ? "busy" : "wall";
       rec->wall_check_calibrations_ms = wall.calibrations;
       rec->wall_check_timed_ms = baseline_timed_wall[b];
-      rec->wall_check_paired_ms = side.differences();
+      rec->wall_check_paired_ms = harness_all ? *pairs[b] : side.differences();
+      rec->wall_check_harness_ms = harness_all ? moved[b] : std::vector<double>{};
     }
   }
   m.phase_ms["wall_check"] += ms_since(wall_began);

@@ -202,6 +202,38 @@ def test_every_cpu_wall_request_exchanges_the_candidates_messages(tmp_path):
     assert ref.settle({"release": True}, [])["ok"]
 
 
+def test_every_cpu_wall_request_reports_its_own_work_only_for_shared_inputs(tmp_path):
+    """CPU, issue 33: each request of the wall check (the candidate's timed one, the
+    calibration, eager's) reports ``harness_ms``, its process's CPU time in the request's own
+    work outside the calls (reading the shared input sets, committing to the arena copies), which
+    the supervisor takes out of that side's pairs (runner::without_harness_work). It is above zero
+    and below the request's own duration; where the inputs are generated in the request (the task
+    module's get_inputs, which a candidate under profile off can replace) none is reported."""
+    import time as _time
+    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
+    _first_case(ref)
+    seed, n = 4321, 6
+    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
+    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
+    ex.wall({"n": 1, "seed": 1, "call": False, "sync_each": True, "reserve_n": n, "reserve_bytes": 4 * 32 * 48,
+             "map": {"path": made["path"], "bytes": made["bytes"]}}, [])
+    head = {"n": n, "seed": seed, "sync_each": True, "commit": True, "layout": made["layout"]}
+    for serve in (lambda: ex.wall(dict(head, call=True), []),
+                  lambda: ref.wall_calibration(dict(head, key="k", shared=True), []),
+                  lambda: ref.wall_calibration(dict(head, key="k", shared=True, call="eager"), [])):
+        t0 = _time.perf_counter()
+        reply = serve()
+        took_ms = (_time.perf_counter() - t0) * 1e3
+        assert reply["ok"] and isinstance(reply["harness_ms"], float), reply
+        assert 0 < reply["harness_ms"] < took_ms, (reply["harness_ms"], took_ms)
+    # Generated inputs (no layout, not shared): nothing reported on either side.
+    plain = {"n": n, "seed": seed, "sync_each": True, "commit": True}
+    assert ex.wall(dict(plain, call=True), [])["harness_ms"] is None
+    assert ref.wall_calibration(dict(plain, key="k"), [])["harness_ms"] is None
+    assert ref.wall_calibration(dict(plain, key="k", call="eager"), [])["harness_ms"] is None
+    assert ref.settle({"release": True}, [])["ok"]
+
+
 def test_output_arena_copies_or_keeps():
     arena = common.OutputArena(3, 64)
     x = torch.arange(10, dtype=torch.float32)

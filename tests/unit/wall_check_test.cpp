@@ -230,3 +230,36 @@ TEST(WallCheck, SharedInputsMapKeepsSizesPast2GiB) {
   EXPECT_EQ(m.at("bytes").get<std::int64_t>(), 2147614720LL);
   EXPECT_EQ(kgym::runner::shared_inputs_map(nlohmann::json::object()).at("bytes").get<std::int64_t>(), 0);
 }
+
+// CPU: each side's own work outside the calls, as its process measured it, taken out of its
+// pairs (runner::without_harness_work, docs/timing.md "Wall check, CPU").
+TEST(WallCheck, OwnHarnessWorkIsTakenOutOfThePairsWithinTheBound) {
+  // Calibrations of 100 ms, 80 of them the reference's own work; timed requests of 100 + 10 ms
+  // of calls, whose own work ran 10% slower in the candidate's process (88 ms): the pairs said
+  // 18 ms of calls, and 10 once that is taken out.
+  const WallCheckSeries s = series(100, 18, 0);
+  const std::vector<double> cal(5, 80.0), timed(4, 88.0);
+  std::vector<double> moved;
+  const auto pairs = kgym::runner::without_harness_work(s, cal, timed, &moved);
+  ASSERT_TRUE(pairs.has_value());
+  ASSERT_EQ(pairs->size(), 4u);
+  for (double d : *pairs) EXPECT_NEAR(d, 10.0, 1e-9);
+  for (double x : moved) EXPECT_NEAR(x, 8.0, 1e-9);
+  // A side whose figure strays beyond the bound (it could only have come from that process) is
+  // moved by the bound's worth and no more: 80 x 1.25 = 100 at most, 80 / 1.25 = 64 at least.
+  const auto high = kgym::runner::without_harness_work(s, cal, std::vector<double>(4, 500.0));
+  ASSERT_TRUE(high.has_value());
+  for (double d : *high) EXPECT_NEAR(d, 18.0 - 20.0, 1e-9);
+  const auto low = kgym::runner::without_harness_work(s, cal, std::vector<double>(4, 0.0));
+  ASSERT_TRUE(low.has_value());
+  for (double d : *low) EXPECT_NEAR(d, 18.0 + 16.0, 1e-9);
+}
+
+TEST(WallCheck, OwnHarnessWorkMissingMovesNothing) {
+  const WallCheckSeries s = series(100, 18, 0);
+  // a request that did not report it (-1), too few figures, a calibration's missing
+  EXPECT_FALSE(kgym::runner::without_harness_work(s, std::vector<double>(5, 80.0), {88, 88, -1, 88}).has_value());
+  EXPECT_FALSE(kgym::runner::without_harness_work(s, std::vector<double>(5, 80.0), {88, 88, 88}).has_value());
+  EXPECT_FALSE(kgym::runner::without_harness_work(s, {80, 80, -1, 80, 80}, std::vector<double>(4, 88.0)).has_value());
+  EXPECT_FALSE(kgym::runner::without_harness_work(s, std::vector<double>(4, 80.0), std::vector<double>(4, 88.0)).has_value());
+}
