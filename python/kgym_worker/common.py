@@ -906,8 +906,10 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     reference's calibration from the candidate's request charged the candidate the difference
     five times over (a renamed reference read 0.64x to 1.49x of eager on the check; docs/timing.md
     "Wall check, CPU"). Touching the candidate's output (the arena copy itself, the checks of
-    its storage) stays in the calls' time: a lazily filled output does its work there. Without
-    an arena (``keep`` holds the candidate's own outputs), ``harness["ms"]`` is None."""
+    its storage) stays in the calls' time: a lazily filled output does its work there, and the
+    inputs are dropped outside the clocked work (a finalizer attached to them runs outside it).
+    Where a commitment hashed anything but an arena copy (no arena, or an output that did not fit
+    its slot), ``harness["ms"]`` is None."""
     import gc
     gpu = device.startswith("cuda")
     at_once = commit if commit is not None and not gpu else None
@@ -917,6 +919,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     try:
         clock = _THREAD_NS if harness is not None and not gpu else None
         own = 0  # ns of the main thread's CPU time in the request's own work (``harness``)
+        own_ok = clock is not None  # every commitment hashed an arena copy (not a call's output)
         with torch.no_grad():
             for i in range(n):
                 t_in = clock() if clock else 0
@@ -938,6 +941,9 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         kept = out if arena is None else arena.store(i, out)
                         keep.append(kept)
                         if at_once is not None:
+                            # (only an arena copy is kgym's own memory: an output that did not fit
+                            # its slot is the call's object, and hashing it is the call's work)
+                            own_ok = own_ok and kept is not out
                             t_c = clock() if clock else 0
                             at_once.add(kept)
                             if clock:
@@ -952,6 +958,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         overlaps_inputs(stand_in, spans) or inputs_moved(spans)
                     if stand_in is not None and at_once is not None:
                         kept = stand_in if arena is None else arena.store(i, stand_in)
+                        own_ok = own_ok and kept is not stand_in  # (as the candidate's request)
                         t_c = clock() if clock else 0
                         at_once.add(kept)
                         if clock:
@@ -959,13 +966,16 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         del kept
                 if sync_each:
                     synchronize(device)
+                # The inputs go here, outside the clocked work: dropped when the next set's spans
+                # were taken, a finalizer the call attached to them ran inside it.
                 del args
+                spans = None
             synchronize(device)
             if commit is not None and gpu:  # each sum launched here, all read back in done()
                 for kept in (keep or []) if call else ([stand_in] * n if stand_in is not None else []):
                     commit.add(kept)
         if harness is not None:
-            harness["ms"] = own / 1e6 if clock and (arena is not None or at_once is None) else None
+            harness["ms"] = own / 1e6 if own_ok else None
     finally:
         if collecting:
             gc.enable()

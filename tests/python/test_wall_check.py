@@ -234,6 +234,37 @@ def test_every_cpu_wall_request_reports_its_own_work_only_for_shared_inputs(tmp_
     assert ref.settle({"release": True}, [])["ok"]
 
 
+def test_wall_calls_own_work_leaves_out_the_calls_objects(monkeypatch):
+    """CPU: ``harness["ms"]`` counts only kgym's own work. The inputs are dropped outside the
+    clocked work, so a finalizer the call attached to them runs outside it (a review of session
+    23: dropped when the next set's spans were taken, it ran inside the clock and its work was
+    taken out of the candidate's pairs); an output that does not fit its arena slot is hashed as
+    the call's own object, so the request reports no figure at all."""
+    reads = []
+    real = common._THREAD_NS
+    monkeypatch.setattr(common, "_THREAD_NS", lambda: reads.append(1) or real())
+    inside = []
+
+    class Finalizer:
+        def __del__(self):
+            inside.append(len(reads) % 2 == 1)  # an odd number of clock reads: inside a window
+
+    def call(x):
+        x.hook = Finalizer()  # noqa: attached to the harness's input
+        return x * 2
+
+    make = lambda s: (torch.full((64,), float(s)),)  # noqa: E731
+    harness = {}
+    common.wall_calls(call, make, 0, 4, True, "cpu", keep=[], arena=common.OutputArena(4, 64 * 4),
+                      commit=common.Commitments(), guard=common.HarnessGuard(), harness=harness)
+    assert len(inside) == 4 and not any(inside), inside
+    assert isinstance(harness["ms"], float) and harness["ms"] > 0
+    small = {}  # slots of 64 bytes for outputs of 256: store hands the output itself back
+    common.wall_calls(lambda x: x * 2, make, 0, 3, True, "cpu", keep=[], arena=common.OutputArena(3, 16),
+                      commit=common.Commitments(), harness=small)
+    assert small["ms"] is None
+
+
 def test_output_arena_copies_or_keeps():
     arena = common.OutputArena(3, 64)
     x = torch.arange(10, dtype=torch.float32)
