@@ -907,7 +907,8 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
     five times over (a renamed reference read 0.64x to 1.49x of eager on the check; docs/timing.md
     "Wall check, CPU"). Touching the candidate's output (the arena copy itself, the checks of
     its storage) stays in the calls' time: a lazily filled output does its work there, and the
-    inputs are dropped outside the clocked work (a finalizer attached to them runs outside it).
+    inputs are dropped after the ``harness`` clock stops (a finalizer attached to them is
+    charged to the calls).
     Where a commitment hashed anything but an arena copy (no arena, or an output that did not fit
     its slot), ``harness["ms"]`` is None."""
     import gc
@@ -966,8 +967,9 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         del kept
                 if sync_each:
                     synchronize(device)
-                # The inputs go here, outside the clocked work: dropped when the next set's spans
-                # were taken, a finalizer the call attached to them ran inside it.
+                # The inputs go here, after the ``harness`` clock stopped: a finalizer the call
+                # attached to them is charged to the calls (dropped when the next set's spans are
+                # taken, it would run inside that clock).
                 del args
                 spans = None
             synchronize(device)

@@ -72,7 +72,7 @@ Observation Episode::record_submission(std::string code, Verdict verdict) {
   t.code = std::move(code);
   t.feedback = make_feedback(verdict);
   t.feedback_text = render_feedback(t.feedback, options_.feedback_chars);
-  t.reward = options_.reward(verdict, RewardContext{options_.roofline_floor_ms});
+  t.reward = options_.reward(verdict, RewardContext{.roofline_floor_ms = options_.roofline_floor_ms, .noise_gate = std::nullopt});
   t.verdict = std::move(verdict);
   turns_.push_back(std::move(t));
   if (turns_used() >= options_.max_turns) finish();

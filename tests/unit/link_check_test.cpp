@@ -338,8 +338,10 @@ TEST(LinkCheck, TheRealTorchsExportsRejectNoHonestExtension) {
                            "fr_rt35_softmax_dispatch", "fr_rt35_sum_narrow"})
     EXPECT_TRUE(check_linked_symbols(recorded(name), name, Profile::strict, exports).empty()) << name;
   // names no list spells: MKL's service and FFT entry points, a packed GEMM's Fortran alias
-  for (const char* hack : {"vmlSetMode", "DftiComputeForward", "SGEMM_PACK", "mkl_sparse_s_mm"})
-    if (exports->count(hack))
+  for (const char* hack : {"vmlSetMode", "DftiComputeForward", "SGEMM_PACK", "mkl_sparse_s_mm"}) {
+    if (exports->count(hack)) {
       EXPECT_EQ(rules(check_linked_symbols({hack}, "x.so", Profile::strict, exports)),
                 std::vector<std::string>{"cpp_library_compute"}) << hack;
+    }
+  }
 }
