@@ -940,6 +940,8 @@ TEST(JudgeLikeForLike, TheSameOperatorReadsOneOnTheCpu) {
   EXPECT_TRUE(std::any_of(v.messages.begin(), v.messages.end(), [](const std::string& s) {
     return s.find("no measurable change vs eager") != std::string::npos;
   }));
+  // ... and the headline (the console's line) says so beside the figure.
+  EXPECT_NE(v.messages.front().find("vs eager (no measurable change)"), std::string::npos) << v.messages.front();
   EXPECT_FALSE(std::any_of(v.messages.begin(), v.messages.end(), [](const std::string& s) {
     return s.find("pessimistic") != std::string::npos;
   }));
