@@ -583,15 +583,18 @@ def warm_heap(nbytes: int) -> bool:
     ``time_calls`` for every timed request, the baselines' alike; a no-op while the heap's top
     has not moved since a block at least this large was warmed. Returns False where malloc is unavailable or the block could not be had."""
     import ctypes
+    global _heap_warmed, _libc
     nbytes = max(HEAP_WARM_MIN, min(HEAP_WARM_MAX, int(nbytes)))
     try:
-        libc = ctypes.CDLL(None)
-        libc.malloc.restype = ctypes.c_void_p
-        libc.malloc.argtypes = [ctypes.c_size_t]
-        libc.free.argtypes = [ctypes.c_void_p]
-        libc.sbrk.restype = ctypes.c_void_p
-        libc.sbrk.argtypes = [ctypes.c_ssize_t]
-        global _heap_warmed
+        libc = _libc
+        if libc is None:  # (declared once per process: this runs before every timed request)
+            libc = ctypes.CDLL(None)
+            libc.malloc.restype = ctypes.c_void_p
+            libc.malloc.argtypes = [ctypes.c_size_t]
+            libc.free.argtypes = [ctypes.c_void_p]
+            libc.sbrk.restype = ctypes.c_void_p
+            libc.sbrk.argtypes = [ctypes.c_ssize_t]
+            _libc = libc
         top = libc.sbrk(0)
         if _heap_warmed is not None and nbytes <= _heap_warmed[0] and top == _heap_warmed[1]:
             return True  # the heap neither grew nor shrank since a block this large was warmed
@@ -610,6 +613,7 @@ def warm_heap(nbytes: int) -> bool:
 # the same block needs no second pass (1 GiB of memset per timed request, both sides) until the
 # heap's top moves (it grew into new pages, or malloc_trim returned some).
 _heap_warmed = None
+_libc = None  # the C library with malloc, free and sbrk declared (warm_heap)
 
 
 # The least share of a timed wall-clock loop the calls must take for its difference with the
@@ -921,6 +925,18 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
         clock = _THREAD_NS if harness is not None and not gpu else None
         own = 0  # ns of the main thread's CPU time in the request's own work (``harness``)
         own_ok = clock is not None  # every commitment hashed an arena copy (not a call's output)
+
+        def commit_kept(kept, source) -> None:
+            """``at_once.add(kept)``, on the harness clock when ``kept`` is an arena copy of
+            ``source`` (an output that did not fit its slot is the call's own object: hashing it
+            is the call's work, and the request then reports no figure)."""
+            nonlocal own, own_ok
+            own_ok = own_ok and kept is not source
+            t_c = clock() if clock else 0
+            at_once.add(kept)
+            if clock:
+                own += clock() - t_c
+
         with torch.no_grad():
             for i in range(n):
                 t_in = clock() if clock else 0
@@ -942,13 +958,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         kept = out if arena is None else arena.store(i, out)
                         keep.append(kept)
                         if at_once is not None:
-                            # (only an arena copy is kgym's own memory: an output that did not fit
-                            # its slot is the call's object, and hashing it is the call's work)
-                            own_ok = own_ok and kept is not out
-                            t_c = clock() if clock else 0
-                            at_once.add(kept)
-                            if clock:
-                                own += clock() - t_c
+                            commit_kept(kept, out)
                         del kept
                     del out
                 else:
@@ -958,13 +968,7 @@ def wall_calls(fn, make_args, seed: int, n: int, call: bool, device: str, sync_e
                         guard.check(arena, commit)
                         overlaps_inputs(stand_in, spans) or inputs_moved(spans)
                     if stand_in is not None and at_once is not None:
-                        kept = stand_in if arena is None else arena.store(i, stand_in)
-                        own_ok = own_ok and kept is not stand_in  # (as the candidate's request)
-                        t_c = clock() if clock else 0
-                        at_once.add(kept)
-                        if clock:
-                            own += clock() - t_c
-                        del kept
+                        commit_kept(stand_in if arena is None else arena.store(i, stand_in), stand_in)
                 if sync_each:
                     synchronize(device)
                 # The inputs go here, after the ``harness`` clock stopped: a finalizer the call

@@ -524,13 +524,9 @@ class ReferenceWorker:
                 return {"ok": True, "unsupported": f"no {kind} baseline in this task"}
             n, seed = int(req["n"]), int(req["seed"])
             commits, keep = common.Commitments(), []
-            make_args, arena, harness = self._timed_inputs(task), None, None
+            make_args, harness = self._wall_inputs_of(task, req, n, seed)
+            arena = None
             if not self.device.startswith("cuda"):
-                layout = self._request_layout(req, n)
-                if req.get("shared") and self._shared is not None and layout is not None:
-                    shared = self._shared
-                    make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
-                    harness = {}  # (reported, as the candidate's, only for inputs from the shared file)
                 arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
             common.wall_calls(model, make_args, seed, n, True, self.device,
                               sync_each=bool(req.get("sync_each", False)), keep=keep, arena=arena, commit=commits,
@@ -542,12 +538,7 @@ class ReferenceWorker:
         if req.get("commit", True) and task["cases"]:
             like = self._reference_output(task, min(task["cases"]))
         n, seed = int(req["n"]), int(req["seed"])
-        make_args, harness = self._timed_inputs(task), None
-        layout = self._request_layout(req, n)
-        if req.get("shared") and self._shared is not None and layout is not None:
-            shared = self._shared  # the inputs come from the shared file
-            make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
-            harness = {}
+        make_args, harness = self._wall_inputs_of(task, req, n, seed)
         arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
         commits = common.Commitments() if like is not None else None
         # As the candidate's request: after each input set, the stand-in output copied into the
@@ -557,6 +548,19 @@ class ReferenceWorker:
                           stand_in=like, guard=common.HarnessGuard(), harness=harness)  # (its checks' cost, as the candidate's)
         return {"ok": True, "fingerprints": commits.done() if commits is not None else [],
                 "harness_ms": harness.get("ms") if harness is not None else None}
+
+    def _wall_inputs_of(self, task, req, n: int, seed: int):
+        """A wall request's input sets: ``(make_args, harness)``. With ``shared`` and a layout
+        covering ``n`` sets (``_request_layout``), the shared file's sets, read as the candidate
+        reads them, and ``harness`` a dict for ``common.wall_calls`` to report the request's own
+        work in (as the candidate's request does, only for these: generated sets come from the
+        task module's get_inputs, which the candidate's process may have replaced under profile
+        off); else the sets generated from the seeds (``_timed_inputs``) and ``harness`` None."""
+        layout = self._request_layout(req, n)
+        if req.get("shared") and self._shared is not None and layout is not None:
+            shared = self._shared
+            return (lambda s: common.unseed() or shared.args(layout[s - seed])), {}
+        return self._timed_inputs(task), None
 
     def _request_layout(self, req, n: int):
         """The shared file's layout for a wall request of ``n`` sets: the request's own

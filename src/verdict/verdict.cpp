@@ -627,7 +627,7 @@ Verdict judge(const Measurements& m, const JudgeOptions& options) {
     interval(b, speedup, ci, name);
     // (an interval holding 1.0 says so in the headline too: a newcomer read "0.722x" as a slowdown)
     headline += ci ? fmt::format(", {:.3g}x [{:.3g}, {:.3g}] vs {}{}", *speedup, ci->lo, ci->hi, name,
-                                 ci->lo <= 1.0 && 1.0 <= ci->hi ? " (no measurable change)" : "")
+                                 ci->holds(1.0) ? " (no measurable change)" : "")
                    : fmt::format(", {:.3g}x vs {}", *speedup, name);
   };
   baseline(m.eager_timing, v.ref_runtime_ms, v.speedup_eager, v.speedup_eager_ci, "eager");

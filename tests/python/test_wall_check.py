@@ -171,6 +171,20 @@ def test_cpu_baseline_wall_request_is_the_candidates(tmp_path, monkeypatch):
         assert all(torch.equal(a, b) for a, b in zip(seen["args"][i], ref._shared.args(made["layout"][i])))
 
 
+def _shared_wall(tmp_path, seed: int, n: int):
+    """A reference and an honest candidate's executor set up as the supervisor sets them up for a
+    CPU wall check: the reference's arena reserved and ``n`` input sets written to the shared
+    file, the candidate's untimed request mapping it. Returns (ref, ex, the wall_inputs reply, the
+    header of a committed timed request on those sets)."""
+    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
+    _first_case(ref)
+    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
+    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
+    ex.wall({"n": 1, "seed": 1, "call": False, "sync_each": True, "reserve_n": n, "reserve_bytes": 4 * 32 * 48,
+             "map": {"path": made["path"], "bytes": made["bytes"]}}, [])
+    return ref, ex, made, {"n": n, "seed": seed, "sync_each": True, "commit": True, "layout": made["layout"]}
+
+
 def test_every_cpu_wall_request_exchanges_the_candidates_messages(tmp_path):
     """CPU, issue 33: the supervisor's clock holds each wall request's messages, so the
     reference's calibration and eager's request carry what the candidate's timed request
@@ -179,14 +193,8 @@ def test_every_cpu_wall_request_exchanges_the_candidates_messages(tmp_path):
     {"ok": true} to a short request, and the candidate alone paid about 0.7 ms per request of
     encoding and parsing (a renamed reference read 0.77x to 0.89x of eager on the check)."""
     import json
-    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
-    _first_case(ref)
-    seed, n = 2468, 5
-    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
-    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
-    ex.wall({"n": 1, "seed": 1, "call": False, "sync_each": True, "reserve_n": n, "reserve_bytes": 4 * 32 * 48,
-             "map": {"path": made["path"], "bytes": made["bytes"]}}, [])
-    head = {"n": n, "seed": seed, "sync_each": True, "commit": True, "layout": made["layout"]}
+    ref, ex, made, head = _shared_wall(tmp_path, 2468, 5)
+    seed, n = head["seed"], head["n"]
     cand = ex.wall(dict(head, call=True), [])
     used = []
     real = ref._request_layout
@@ -210,14 +218,8 @@ def test_every_cpu_wall_request_reports_its_own_work_only_for_shared_inputs(tmp_
     and below the request's own duration; where the inputs are generated in the request (the task
     module's get_inputs, which a candidate under profile off can replace) none is reported."""
     import time as _time
-    ref, ex = _reference(tmp_path), _executor(tmp_path, HONEST)
-    _first_case(ref)
-    seed, n = 4321, 6
-    ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
-    made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
-    ex.wall({"n": 1, "seed": 1, "call": False, "sync_each": True, "reserve_n": n, "reserve_bytes": 4 * 32 * 48,
-             "map": {"path": made["path"], "bytes": made["bytes"]}}, [])
-    head = {"n": n, "seed": seed, "sync_each": True, "commit": True, "layout": made["layout"]}
+    ref, ex, made, head = _shared_wall(tmp_path, 4321, 6)
+    seed, n = head["seed"], head["n"]
     for serve in (lambda: ex.wall(dict(head, call=True), []),
                   lambda: ref.wall_calibration(dict(head, key="k", shared=True), []),
                   lambda: ref.wall_calibration(dict(head, key="k", shared=True, call="eager"), [])):
