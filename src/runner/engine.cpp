@@ -30,6 +30,7 @@
 #include "kgym/subprocess.hpp"
 #include "cpu_group.hpp"
 #include "disk_guard.hpp"
+#include "evaluation.hpp"
 #include "proctree.hpp"
 #include "wall_check.hpp"
 #include "workers.hpp"
@@ -41,43 +42,15 @@ using runner::ChannelClosed;
 using runner::ChannelTimeout;
 using runner::Message;
 using runner::PausedTree;
+using runner::QuietDevice;
+using runner::apply_comparison;
+using runner::keep_work;
+using runner::merge_round;
+using runner::process_failure;
+using runner::random_seed;
+using runner::reply_field;
+using runner::timing_json;
 
-namespace {
-/// What one evaluation times, undisturbed by the others (H200, 2026-12-01: the eager baseline of
-/// a 256x256 matmul read 0.158 ms instead of 0.03 while other candidates of a --jobs run loaded,
-/// and a candidate that precomputed its timed outputs passed 2.41x on it): the processes `scan`
-/// names are stopped (runner::PausedTree), and `quiet` is held exclusively so that no candidate
-/// worker is spawned meanwhile (a spawn holds it shared; a worker started after the scan would
-/// run beside the timing). Other evaluations' loads and builds only wait.
-class QuietDevice {
- public:
-  QuietDevice(std::shared_mutex& quiet, const std::function<std::vector<pid_t>()>& scan) : lock_(quiet), paused_(scan) {
-    for (const auto& k : paused_.killed())
-      spdlog::warn("kgym: process {} did not stop within {} ms of SIGSTOP before a timing and was killed", k,
-                   PausedTree::kStopLimitMs);
-  }
-
- private:
-  std::unique_lock<std::shared_mutex> lock_;
-  PausedTree paused_;  // (declared after the lock: continued before the lock is released)
-};
-
-/// A field of a reply from the candidate's process, which can write its own replies (red team
-/// rt14: a "harness_error" of 5 or a kept output's "index" of "x" threw out of the engine and
-/// ended the whole run): `fallback` when the reply is no object, or the field is missing or of
-/// another type.
-template <class T>
-T reply_field(const nlohmann::json& reply, const char* key, T fallback) {
-  if (!reply.is_object()) return fallback;
-  const auto it = reply.find(key);
-  if (it == reply.end()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
-}  // namespace
 using runner::SpawnSpec;
 using runner::Worker;
 
@@ -88,82 +61,6 @@ fs::path default_cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME")) return fs::path(x) / "kgym";
   if (const char* h = std::getenv("HOME")) return fs::path(h) / ".cache" / "kgym";
   return fs::temp_directory_path() / "kgym-cache";
-}
-
-std::uint64_t random_seed() {
-  std::random_device rd;  // OS entropy
-  return ((static_cast<std::uint64_t>(rd()) << 32) ^ rd()) & ((1ULL << 63) - 1);
-}
-
-nlohmann::json timing_json(const TimingOptions& t) {
-  return {{"warmup", t.warmup},          {"min_calls", t.min_calls},
-          {"max_calls", t.max_calls},    {"budget_ms", t.budget_ms},
-          {"target_spread", t.target_spread}, {"l2_flush", t.l2_flush}};
-}
-
-/// Copies the reference side's comparison statistics into a case record (never the candidate's).
-void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
-  cr.compared = true;
-  cr.output_plain_tensor = h.value("output_plain_tensor", cr.output_plain_tensor);
-  if (h.contains("output_type")) cr.output_type = h.value("output_type", std::string());
-  cr.structure_matches = h.value("structure_matches", true);
-  cr.dtype_matches = h.value("dtype_matches", true);
-  cr.shape_matches = h.value("shape_matches", true);
-  cr.device_matches = h.value("device_matches", true);
-  cr.detail = h.value("detail", std::string());
-  cr.numel = h.value("numel", std::int64_t{0});
-  cr.max_abs_error = h.value("max_abs_error", 0.0);
-  cr.mean_abs_error = h.value("mean_abs_error", 0.0);
-  cr.max_rel_error = h.value("max_rel_error", 0.0);
-  cr.tolerance_ratio = h.value("tolerance_ratio", 0.0);
-  cr.atol = h.value("atol", 0.0);
-  cr.rtol = h.value("rtol", 0.0);
-  cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
-  cr.mismatches = h.value("mismatches", std::int64_t{0});
-  cr.mismatches_outside_fp64 = h.value("mismatches_outside_fp64", std::int64_t{-1});
-  cr.fp64_atol_ratio = h.value("fp64_atol_ratio", -1.0);
-  cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
-  cr.reference_finite = h.value("reference_finite", true);
-  cr.fp64_checked = h.value("fp64_checked", false);
-  cr.fp64_error = h.value("fp64_error", 0.0);
-  cr.fp64_reference_error = h.value("fp64_reference_error", 0.0);
-  cr.fp64_scale = h.value("fp64_scale", 0.0);
-  cr.dtype_eps = h.value("dtype_eps", 0.0);
-  cr.trivial_passing = h.value("trivial_passing", std::vector<std::string>{});
-}
-
-/// Appends one round's timing to the merged record of its kind.
-/// The rounds' call counts and the wall check's pairs are the supervisor's (a reply's own are
-/// dropped): the round counts are the clusters of the speedup's interval.
-void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
-  r.wall_check_paired_ms.clear();
-  r.wall_check_harness_ms.clear();
-  r.round_calls = {static_cast<int>(r.times_ms.size())};
-  if (!into) {
-    into = std::move(r);
-    return;
-  }
-  TimingRecord& t = *into;
-  t.round_calls.push_back(static_cast<int>(r.times_ms.size()));
-  t.times_ms.insert(t.times_ms.end(), r.times_ms.begin(), r.times_ms.end());
-  t.wall_ms += r.wall_ms;
-  t.l2_flushed = t.l2_flushed && r.l2_flushed;
-  t.fresh_inputs = t.fresh_inputs && r.fresh_inputs;
-  t.l2_persist_reset = t.l2_persist_reset && r.l2_persist_reset;
-  t.l2_persist_violations += r.l2_persist_violations;
-  t.threads_leaked += r.threads_leaked;
-  if (t.thread_detail.empty()) t.thread_detail = r.thread_detail;
-  for (auto& x : r.tampered)
-    if (std::find(t.tampered.begin(), t.tampered.end(), x) == t.tampered.end()) t.tampered.push_back(x);
-  if (!t.failure && r.failure) t.failure = r.failure;
-  // A baseline's wall-clock floor (measured by the reference worker per round): the least
-  // per-call value of the rounds (a floor must not be raised by one noisy round).
-  if (r.wall_check_calls > 0 && r.wall_check_ms > 0 &&
-      (t.wall_check_calls <= 0 || r.wall_check_ms / r.wall_check_calls < t.wall_check_ms / t.wall_check_calls)) {
-    t.wall_check_calls = r.wall_check_calls;
-    t.wall_check_ms = r.wall_check_ms;
-    t.wall_check_host_ms = r.wall_check_host_ms;
-  }
 }
 
 /// Wall clock of consecutive phases of one evaluation, recorded into Measurements::phase_ms (ms;
@@ -187,65 +84,6 @@ class PhaseClock {
   std::string prefix_;
   std::chrono::steady_clock::time_point t_;
 };
-
-/// Appends each of `lines` to `into` unless it is there already (findings collected over several
-/// looks at the candidate's processes).
-void add_unique(std::vector<std::string>& into, const std::vector<std::string>& lines) {
-  for (const auto& line : lines)
-    if (std::find(into.begin(), into.end(), line) == into.end()) into.push_back(line);
-}
-
-/// The value of environment variable `name` when it is one of `allowed` ("" when unset); else
-/// Error(usage) naming the variable and the values it takes (a fresh user's KGYM_SANDBOX=maybe
-/// ran silently with the default).
-std::string env_choice(const char* name, std::initializer_list<std::string_view> allowed) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return "";
-  std::string list;
-  for (auto a : allowed) {
-    if (a == v) return v;
-    list += (list.empty() ? "" : ", ") + std::string(a);
-  }
-  throw Error(ErrorKind::usage, std::string(name) + "='" + v + "' is not one of " + list + "; unset it or give one of those");
-}
-
-/// KGYM_KEEP_WORK: keep the work folder's files (1, true, yes) or not (unset, 0, false, no).
-bool keep_work() {
-  const std::string v = env_choice("KGYM_KEEP_WORK", {"0", "1", "true", "false", "yes", "no"});
-  return v == "1" || v == "true" || v == "yes";
-}
-
-/// KGYM_CPU_THREADS: torch's thread count in CPU workers, a whole number from 1 to 1024 (default 1).
-int cpu_threads() {
-  const char* v = std::getenv("KGYM_CPU_THREADS");
-  if (!v || !*v) return 1;
-  int n = 0;
-  const std::string s(v);
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec != std::errc() || end != s.data() + s.size() || n < 1 || n > 1024)
-    throw Error(ErrorKind::usage, "KGYM_CPU_THREADS='" + s + "' is not a whole number from 1 to 1024; unset it (1 thread) or give one");
-  return n;
-}
-
-/// Checks every KGYM_* setting the workers read, before any starts: a bad value is a usage
-/// error naming it, not a worker's traceback (KGYM_CPU_THREADS=abc) or a silent default.
-void check_worker_environment() {
-  (void)keep_work();
-  (void)cpu_threads();
-  (void)env_choice("KGYM_SANDBOX", {"landlock", "off"});
-  (void)env_choice("KGYM_DEVICE_TRANSFER", {"ipc", "host"});
-  (void)env_choice("KGYM_CPU_CGROUP", {"0", "1"});
-}
-
-Failure process_failure(const runner::ExitStatus& st, std::string message) {
-  Failure f;
-  f.stage = "process";
-  f.type = st.signal ? "signal" : "exit";
-  f.signal = st.signal;
-  f.exit_code = st.exit_code;
-  f.message = std::move(message);
-  return f;
-}
 
 }  // namespace
 
@@ -279,107 +117,93 @@ std::optional<std::string> python_syntax_error(const std::string& python, const 
 }
 
 
-struct Engine::Impl {
-  EngineOptions options;
-  std::string worker_device;  ///< the device as a worker sees it ("cpu" / "cuda:0")
-  std::string visible_gpu;    ///< CUDA_VISIBLE_DEVICES for workers, "" on cpu
-  fs::path work_dir, cache_dir;
-  bool own_work_dir = false;  // made here (mkdtemp): removed with the engine unless KGYM_KEEP_WORK=1
-  std::unique_ptr<runner::Zygote> zygote;
-  std::mutex device_mutex;              ///< held for the cases and timing of one evaluation
-  std::unique_ptr<Worker> reference;    ///< guarded by device_mutex
-  int reference_zygote_deaths = 0;      ///< zygote->deaths() when the reference was spawned
-  std::atomic<pid_t> reference_pid{-1};  ///< the reference worker's pid, for other threads (disk guard)
-  nlohmann::json environment;           ///< guarded by device_mutex
-  std::counting_semaphore<64> build_slots{1};
-  /// Exclusive while an evaluation times with the other workers stopped (QuietDevice); shared
-  /// while a candidate worker is spawned.
-  std::shared_mutex quiet_mutex;
-  std::atomic<int> counter{0};
-  runner::DiskLimits disk_limits = runner::DiskLimits::from_env();  ///< per candidate (KGYM_DISK_*)
+namespace runner {
 
-  /// The workers stop first; then the temporary work folder goes (worker logs, the CPU wall
-  /// check's input files: 26 MB for a four-candidate ReLU run, and every run used to leave its
-  /// folder in /tmp). KGYM_KEEP_WORK=1 keeps it, for the logs a message names.
-  ~Impl() {
-    reference.reset();
-    zygote.reset();
-    if (own_work_dir && !keep_work()) runner::remove_tree(work_dir);  // also what nests below PATH_MAX
-    else if (own_work_dir) spdlog::warn("kgym kept its work folder {} (KGYM_KEEP_WORK): worker logs, inputs", work_dir.string());
+/// The workers stop first; then the temporary work folder goes (worker logs, the CPU wall
+/// check's input files: 26 MB for a four-candidate ReLU run, and every run used to leave its
+/// folder in /tmp). KGYM_KEEP_WORK=1 keeps it, for the logs a message names.
+EngineState::~EngineState() {
+  reference.reset();
+  zygote.reset();
+  if (own_work_dir && !keep_work()) runner::remove_tree(work_dir);  // also what nests below PATH_MAX
+  else if (own_work_dir) spdlog::warn("kgym kept its work folder {} (KGYM_KEEP_WORK): worker logs, inputs", work_dir.string());
+}
+
+EngineState::EngineState(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
+  check_worker_environment();
+  const Device& device = options.device;
+  if (device.is_cpu()) {
+    worker_device = "cpu";
+  } else {
+    worker_device = "cuda:0";
+    visible_gpu = device.index ? std::to_string(*device.index) : "0";
   }
+  if (options.python_dir.empty()) options.python_dir = install_root() / "python";
+  if (!fs::exists(options.python_dir / "kgym_worker" / "zygote.py"))
+    throw Error(ErrorKind::worker, "kgym_worker package not found under " + options.python_dir.string());
+  cache_dir = default_cache_dir();
+  if (options.work_dir.empty()) {
+    std::string tmpl = (fs::temp_directory_path() / "kgym-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::worker, "cannot create a temporary work directory");
+    work_dir = tmpl;
+    own_work_dir = true;
+  } else {
+    work_dir = options.work_dir;
+  }
+  std::error_code ec;
+  fs::create_directories(work_dir, ec);
+  fs::create_directories(cache_dir / "build", ec);
+  if (ec) throw Error(ErrorKind::input, "cannot create " + cache_dir.string() + ": " + ec.message());
+  zygote = std::make_unique<runner::Zygote>(options.python, options.python_dir, work_dir / "zygote.log");
+}
 
-  explicit Impl(EngineOptions o) : options(std::move(o)), build_slots(std::max(1, std::min(64, options.build_jobs))) {
-    check_worker_environment();
-    const Device& device = options.device;
-    if (device.is_cpu()) {
-      worker_device = "cpu";
-    } else {
-      worker_device = "cuda:0";
-      visible_gpu = device.index ? std::to_string(*device.index) : "0";
+std::map<std::string, std::string> EngineState::base_env(const fs::path& dir) const {
+  std::map<std::string, std::string> env = {{"TMPDIR", dir.string()}, {"HOME", dir.string()},
+                                            {"OMP_NUM_THREADS", std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "1"}};
+  if (!visible_gpu.empty()) env["CUDA_VISIBLE_DEVICES"] = visible_gpu;
+  else env["CUDA_VISIBLE_DEVICES"] = "";
+  return env;
+}
+
+Worker& EngineState::reference_worker() {
+  if (reference && zygote->deaths() != reference_zygote_deaths) reference.reset();  // died with its zygote
+  if (!reference || !reference->alive()) {
+    SpawnSpec spec{"reference", worker_device, work_dir / "reference", {}, 0};
+    spec.env = base_env(spec.workdir);
+    spec.env["TORCHINDUCTOR_CACHE_DIR"] = (cache_dir / "inductor").string();
+    reference = std::make_unique<Worker>(*zygote, spec);
+    reference_pid = reference->pid();
+    reference_zygote_deaths = zygote->deaths();
+    Message info = reference->request({{"op", "info"}}, {}, 120);
+    environment = info.header;
+    environment.erase("ok");
+  }
+  return *reference;
+}
+
+std::optional<Message> EngineState::ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
+                                                  double timeout_s, Measurements& m) {
+  try {
+    Message reply = reference_worker().request(req, blobs, timeout_s);
+    if (!reply.header.value("ok", false)) {
+      m.task_failure = "the reference failed: " + reply.header.value("error", std::string("reference worker error")) + "\n" +
+                       reply.header.value("traceback", std::string());
+      return std::nullopt;
     }
-    if (options.python_dir.empty()) options.python_dir = install_root() / "python";
-    if (!fs::exists(options.python_dir / "kgym_worker" / "zygote.py"))
-      throw Error(ErrorKind::worker, "kgym_worker package not found under " + options.python_dir.string());
-    cache_dir = default_cache_dir();
-    if (options.work_dir.empty()) {
-      std::string tmpl = (fs::temp_directory_path() / "kgym-XXXXXX").string();
-      if (!::mkdtemp(tmpl.data())) throw Error(ErrorKind::worker, "cannot create a temporary work directory");
-      work_dir = tmpl;
-      own_work_dir = true;
-    } else {
-      work_dir = options.work_dir;
-    }
-    std::error_code ec;
-    fs::create_directories(work_dir, ec);
-    fs::create_directories(cache_dir / "build", ec);
-    if (ec) throw Error(ErrorKind::input, "cannot create " + cache_dir.string() + ": " + ec.message());
-    zygote = std::make_unique<runner::Zygote>(options.python, options.python_dir, work_dir / "zygote.log");
+    return reply;
+  } catch (const ChannelClosed&) {
+    m.task_failure = "the reference worker died during '" + req.value("op", std::string()) + "'";
+  } catch (const ChannelTimeout&) {
+    m.task_failure = "the reference worker exceeded its time limit during '" + req.value("op", std::string()) + "'";
   }
+  reference.reset();
+  return std::nullopt;
+}
 
-  std::map<std::string, std::string> base_env(const fs::path& dir) const {
-    std::map<std::string, std::string> env = {{"TMPDIR", dir.string()}, {"HOME", dir.string()},
-                                              {"OMP_NUM_THREADS", std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "1"}};
-    if (!visible_gpu.empty()) env["CUDA_VISIBLE_DEVICES"] = visible_gpu;
-    else env["CUDA_VISIBLE_DEVICES"] = "";
-    return env;
-  }
+}  // namespace runner
 
-  /// The reference worker, (re)started if needed. Caller holds device_mutex.
-  Worker& reference_worker() {
-    if (reference && zygote->deaths() != reference_zygote_deaths) reference.reset();  // died with its zygote
-    if (!reference || !reference->alive()) {
-      SpawnSpec spec{"reference", worker_device, work_dir / "reference", {}, 0};
-      spec.env = base_env(spec.workdir);
-      spec.env["TORCHINDUCTOR_CACHE_DIR"] = (cache_dir / "inductor").string();
-      reference = std::make_unique<Worker>(*zygote, spec);
-      reference_pid = reference->pid();
-      reference_zygote_deaths = zygote->deaths();
-      Message info = reference->request({{"op", "info"}}, {}, 120);
-      environment = info.header;
-      environment.erase("ok");
-    }
-    return *reference;
-  }
-
-  /// Sends a request to the reference worker; a failure of the trusted side is a task failure.
-  std::optional<Message> ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
-                                       double timeout_s, Measurements& m) {
-    try {
-      Message reply = reference_worker().request(req, blobs, timeout_s);
-      if (!reply.header.value("ok", false)) {
-        m.task_failure = "the reference failed: " + reply.header.value("error", std::string("reference worker error")) + "\n" +
-                         reply.header.value("traceback", std::string());
-        return std::nullopt;
-      }
-      return reply;
-    } catch (const ChannelClosed&) {
-      m.task_failure = "the reference worker died during '" + req.value("op", std::string()) + "'";
-    } catch (const ChannelTimeout&) {
-      m.task_failure = "the reference worker exceeded its time limit during '" + req.value("op", std::string()) + "'";
-    }
-    reference.reset();
-    return std::nullopt;
-  }
+struct Engine::Impl : runner::EngineState {
+  using EngineState::EngineState;
 
   Verdict run(const Task& task, const Candidate& cand, const EvalOptions& eo);
   void time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
@@ -794,94 +618,18 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
                               const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock,
                               const runner::CpuGroup* cpu_group) {
-  using clock = std::chrono::steady_clock;
-  auto ms_since = [](clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-  };
+  using clock = runner::TimingRun::clock;
+  const auto ms_since = runner::TimingRun::ms_since;
   const TimingOptions& to = eo.timing;
   const int rounds = std::max(1, to.rounds);
   TimingOptions per = to;
   per.min_calls = std::max(1, (to.min_calls + rounds - 1) / rounds);
   per.max_calls = std::max(per.min_calls, (to.max_calls + rounds - 1) / rounds);
   per.budget_ms = to.budget_ms / rounds;
-  std::mt19937_64 rng(random_seed());
-  auto fresh_seed = [&] { return rng() & ((1ULL << 63) - 1); };
-  std::optional<TimingRecord> cand, eager, compiled;
-  // Processes of the candidate other than its worker that hold the GPU, looked for while its
-  // tree is stopped (before each baseline and each calibration): a second CUDA context runs
-  // kernels that no trace sees and shares the GPU with the reference's measurements (red team
-  // rt5). On a CPU run the worker itself must not hold it either.
-  std::vector<std::string> gpu_holders;
-  auto note_gpu_holders = [&] {
-    add_unique(gpu_holders, runner::foreign_gpu_holders(c.pid(), zygote->pid(), zygote->workers(),
-                                                        reference ? reference->pid() : -1, worker_device == "cpu"));
-  };
-  // While the candidate's calls are timed or traced: the other candidates' workers stopped, the
-  // candidate's own tree and the reference (as it is now: it may have been restarted) running.
-  auto bystanders = [&] {
-    return runner::bystander_processes(zygote->pid(), {c.pid(), reference ? reference->pid() : -1});
-  };
-  // While the reference times: the candidate's tree stopped too (PausedTree's set).
-  auto all_but_reference = [&] {
-    return runner::pausable_processes(c.pid(), zygote->pid(), reference ? reference->pid() : -1);
-  };
-  auto candidate_request = [&](const nlohmann::json& req, const char* what) -> std::optional<Message> {
-    try {
-      Message reply = c.request(req, {}, eo.timeouts.timing_s);
-      // The harness in the candidate's process raised (e.g. the device ran out of memory): a
-      // failure of this run, said as it is, not a reply with missing parts (which reads as a
-      // broken contract: full-size ReLU's wall request, H200 session 9).
-      if (reply.header.contains("harness_error")) {
-        m.crash = process_failure(c.kill(), std::string(what) + ": kgym's candidate harness failed: " +
-                                                reply_field(reply.header, "harness_error",
-                                                            reply.header["harness_error"].dump()));
-        return std::nullopt;
-      }
-      return reply;
-    } catch (const ChannelClosed&) {
-      m.crash = process_failure(c.kill(), what);
-    } catch (const ChannelTimeout&) {
-      m.timed_out_stage = "timing";
-    } catch (const Error& e) {
-      const auto st = c.kill();
-      m.crash = process_failure(st, std::string("broke the protocol: ") + e.what());
-    }
-    return std::nullopt;
-  };
-  // A recheck that could not be compared (the output was not returned, or not committed to): a
-  // contract violation of that call.
-  auto unreturned = [](std::vector<CaseRecord>& into, int index, std::uint64_t seed, const char* transform,
-                       std::string why) {
-    CaseRecord r;
-    r.index = index;
-    r.seed = seed;
-    r.transform = transform;
-    r.compared = true;
-    r.structure_matches = false;
-    r.detail = std::move(why);
-    into.push_back(std::move(r));
-  };
-  // The reference compares `items` ({index, seed, output[, fingerprint]}, bytes in `blobs`) with
-  // the task on inputs regenerated from each seed; the results go to `into`, indices + `offset`.
-  // False when the reference failed (the evaluation cannot go on).
-  auto recheck = [&](std::vector<CaseRecord>& into, const nlohmann::json& items, const std::vector<Blob>& blobs,
-                     const char* transform, int offset, const std::string& phase) -> bool {
-    const auto r0 = clock::now();
-    auto res = ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}}, blobs,
-                             eo.timeouts.reference_s, m);
-    m.phase_ms[phase] += ms_since(r0);
-    if (!res) return false;
-    const auto& results = res->header.value("results", nlohmann::json::array());
-    for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
-      CaseRecord r;
-      r.index = offset + items[i].value("index", 0);
-      r.seed = items[i].value("seed", std::uint64_t{0});
-      r.transform = transform;
-      apply_comparison(results[i], r);
-      into.push_back(std::move(r));
-    }
-    return true;
-  };
+  runner::TimingRun timing{*this, c, key, eo, m, tolerances, device_lock, cpu_group};
+  std::optional<TimingRecord>& cand = timing.cand, &eager = timing.eager, &compiled = timing.compiled;
+  auto bystanders = [&timing] { return timing.bystanders(); };
+  auto all_but_reference = [&timing] { return timing.all_but_reference(); };
   for (int round = 0; round < rounds; ++round) {
     // Fresh inputs for every call (one seed each) and a secret recheck subset (recheck_positions,
     // wall_check.hpp; the worker adds the round's last call): the candidate code cannot know
@@ -896,12 +644,12 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     TimingOptions this_round = per;
     if (baselines_first) this_round.min_calls = this_round.max_calls = std::min(per.max_calls, cand->round_calls.back());
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(this_round.warmup + this_round.max_calls));
-    for (auto& x : seeds) x = fresh_seed();
+    for (auto& x : seeds) x = timing.fresh_seed();
     const std::vector<int> keep =
-        runner::recheck_positions(this_round.min_calls, this_round.max_calls, to.rechecks_per_round, rng);
+        runner::recheck_positions(this_round.min_calls, this_round.max_calls, to.rechecks_per_round, timing.rng);
     // The spot check's positions come from a seed of this round, as secret as `keep`.
     nlohmann::json spot = nullptr;
-    if (to.spot_samples > 0) spot = {{"seed", fresh_seed()}, {"k", to.spot_samples}};
+    if (to.spot_samples > 0) spot = {{"seed", timing.fresh_seed()}, {"k", to.spot_samples}};
     // (declared before the candidate's part: the baselines' lambda reads them)
     nlohmann::json cand_spot = nullptr;
     std::size_t offset = cand ? cand->times_ms.size() : 0;
@@ -933,7 +681,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         std::optional<Message> r;
         {
           QuietDevice quiet(quiet_mutex, all_but_reference);
-          note_gpu_holders();
+          timing.note_gpu_holders();
           // The baseline's own wall-clock loop (reference.time, GPU) in the last round only: it
           // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
           // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
@@ -981,7 +729,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
       // (CPU: the last round also has the candidate's process compare every aten operator's
       // kernels with the snapshot taken before its code ran, integrity.Fingerprints.add_dispatcher;
       // on a GPU the profiler's start does it, outside the device lock)
-      t = candidate_request({{"op", "time"}, {"options", timing_json(this_round)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
+      t = timing.candidate_request({{"op", "time"}, {"options", timing_json(this_round)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
                              {"audit_dispatcher", round == rounds - 1 && worker_device == "cpu"}},
                             "while timed");
     }
@@ -1018,7 +766,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         wanted.erase(reply_field(k, "index", -1));
     }
     for (int missing : wanted)
-      unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(this_round.warmup + missing)],
+      timing.unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(this_round.warmup + missing)],
                  "timed", "the candidate's process did not return this timed output for the recheck");
     if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
       nlohmann::json items = nlohmann::json::array();
@@ -1029,7 +777,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
         items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(this_round.warmup + index)]},
                          {"output", k.value("output", nlohmann::json::object())}});
       }
-      if (!recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
+      if (!timing.recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
     }
     // The round's rechecked calls whose outputs held as the judge decides (recheck_holds): the
     // spot check holds the other calls to the agreement with eager these showed.
@@ -1041,7 +789,7 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
     // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
     // candidate's process holds them until told that they were copied; they must not sit beside
     // the baselines' timing (at full size, 6.4 GB each).
-    if (worker_device != "cpu" && !candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
+    if (worker_device != "cpu" && !timing.candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
       break;
     if (!baselines_first) {
       if (!time_baselines(round_calls, true)) return;
@@ -1066,510 +814,11 @@ void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptio
   if (compiled) compiled->rounds = rounds;
   m.eager_timing = eager;
   m.compile_timing = compiled;
-  if (cand) cand->foreign_gpu_processes = gpu_holders;
+  if (cand) cand->foreign_gpu_processes = timing.gpu_holders;
   m.candidate_timing = cand;
   if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
-  TimingRecord& timing = *m.candidate_timing;  // the wall check adds to the recorded timing
-  // Wall-clock cross-check (D7): N calls on fresh inputs timed by this process's clock
-  // (synchronised each on the CPU, back to back on the GPU). Nothing the candidate's process
-  // reports is trusted here (it can write its own replies: red team, 2026-12-01):
-  //  - the cost of the request without the calls (N input sets, the round trip, the
-  //    commitments) is measured on the reference worker, with the same code, and subtracted;
-  //  - the timed request must commit to every call's output (a fingerprint of each, computed
-  //    before it replies), and the outputs of two secret calls are then fetched and checked
-  //    against the commitment and the task by the reference: a process that skipped calls, or
-  //    computed them after replying, fails the recheck;
-  //  - every request gets fresh seeds (a cache keyed by the seeds cannot hit).
-  // Calibration is the least of three requests, the timed request the least of two, taken
-  // alternately, so that one slow request cannot lower the floor.
-  const auto wall_began = clock::now();
-  const bool gpu = worker_device != "cpu";
-  // What the candidate's harness found in a wall request (replaced loop functions, an output in
-  // an input's storage; the full fingerprint in the untimed requests) or when the profiler
-  // started: as a timed call's, a contract violation (red team rt24). Only strings are taken
-  // (the reply is the candidate's).
-  auto note_tampered = [&](const nlohmann::json& header) {
-    if (const auto t = header.find("tampered"); t != header.end() && t->is_array())
-      for (const auto& x : *t)
-        if (x.is_string() && std::find(timing.tampered.begin(), timing.tampered.end(), x.get<std::string>()) ==
-                                 timing.tampered.end())
-          timing.tampered.push_back(x.get<std::string>());
-  };
-  const double median = summarize_times(timing.times_ms).median_ms;
-  // GPU: up to 1000 calls, so that a call of a few microseconds still adds up to the target: at
-  // 100 such calls were 1 to 3 ms read against 10 ms requests, and eager's very operator got
-  // 0.26x to 1.75x (H200, session 13). CPU: up to 100 (there more calls do not lift the calls
-  // above the noise, which grows with the request).
-  int n_wall = std::clamp(static_cast<int>(std::ceil(to.wall_check_ms / std::max(median, 1e-3))), 5, gpu ? 1000 : 100);
-  // The committed outputs stay alive until the reply: at most about 2 GiB of them (4 bytes per
-  // output element assumed), never fewer than 5 calls.
-  double out_bytes = 0;
-  for (const auto& cr : m.cases) out_bytes = std::max(out_bytes, 4.0 * static_cast<double>(cr.numel));
-  auto cap_calls = [&](int n) {
-    if (out_bytes <= 0) return n;
-    return std::max(5, std::min(n, static_cast<int>((2.0 * (1ull << 30)) / out_bytes)));
-  };
-  n_wall = cap_calls(n_wall);
-  double host_ms = 0, cpu_used_ms = 0, cpu_wall_ms = 0;
-  int cpu_requests = 0, grouped_requests = 0;  // CPU: timed requests, and those the cgroup measured
-  // The wall clock on the GPU; on the CPU the busy clock (below; the wall clock is kept too)
-  // (runner::WallCheckSeries, docs/timing.md "Wall-clock floor").
-  runner::WallCheckSeries wall, cpu;
-  // GPU: the baselines' requests with their calls, against the same calibrations (their floors
-  // by the candidate's clock and rule); index 0 eager, 1 torch.compile.
-  runner::WallCheckSeries baseline_wall[2];
-  // GPU: the candidate's own calibrations (its committed request without the calls), which may
-  // only raise its floor (runner::candidate_calls_ms).
-  runner::WallCheckSeries own_calibration;
-  // CPU: each baseline's committed requests with its calls, on the candidate's inputs, right
-  // after each of the candidate's timed requests and so between the same two calibrations (the
-  // same wall check for every side), on the wall clock and on the reference's busy clock.
-  std::vector<double> baseline_timed_wall[2], baseline_timed_busy[2];
-  bool baseline_wall_missing[2] = {false, false};
-  // CPU: each request's own work outside the calls (ms of its process's CPU time, -1 when not
-  // reported): the calibrations', the candidate's and the baselines' timed requests'
-  // (runner::without_harness_work).
-  std::vector<double> harness_cal, harness_cand, harness_base[2];
-  auto harness_of = [](const Message& r) {
-    const auto it = r.header.find("harness_ms");
-    return it != r.header.end() && it->is_number() ? it->get<double>() : -1.0;
-  };
-  const bool baseline_ok[2] = {eager && !eager->failure && !eager->times_ms.empty(),
-                               compiled && !compiled->failure && !compiled->times_ms.empty()};
-  // GPU: a baseline's supervisor-timed requests only where their floor can bind (a host-bound
-  // baseline); a GPU-bound one keeps its net event time whatever they say
-  // (runner::baseline_floor_can_bind).
-  bool baseline_floor[2] = {false, false};
-  for (int b = 0; gpu && b < 2; ++b) {
-    if (!baseline_ok[b]) continue;
-    const TimingRecord& rec = b == 0 ? *eager : *compiled;
-    const double own = rec.wall_check_calls > 0 ? rec.wall_check_ms / rec.wall_check_calls : 0.0;
-    baseline_floor[b] = runner::baseline_floor_can_bind(own, summarize_times(rec.times_ms).median_ms,
-                                                        baseline_ok[0] ? eager->window_overhead_ms : 0.0,
-                                                        eo.judge.wall_floor_factor);
-  }
-  // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
-  // CPU: 7 and 6 at once and no retry: more calls per request do not lift the calls above the
-  // noise there (it grows with the request), more requests make the least of each closer to
-  // the quiet machine.
-  const int requests = gpu ? 5 : 13;
-  const pid_t reference_pid = reference ? reference->pid() : -1;
-  // CPU: the timed requests' inputs come from a file the reference writes while the candidate
-  // is stopped (common.SharedInputs); the candidate maps it in its untimed request. Without it
-  // (an input that is not a contiguous tensor or a plain value) the candidate generates them.
-  nlohmann::json shared_map;  // {path, bytes} once the reference made the file
-  // The layout of the sets the file holds now (the timed request's header carries it): the
-  // reference's calibrations and baseline requests carry it too, so that every request of the
-  // check sends, parses and answers the same messages (below, "the same messages").
-  nlohmann::json shared_layout;
-  auto write_inputs = [&](std::uint64_t seed) -> std::optional<nlohmann::json> {
-    auto r = ask_reference({{"op", "wall_inputs"}, {"key", key}, {"n", n_wall}, {"seed", seed}}, {},
-                           eo.timeouts.reference_s, m);
-    if (!r) return std::nullopt;
-    if (r->header.contains("unsupported")) {
-      shared_map = nullptr;
-      return nlohmann::json();
-    }
-    shared_map = runner::shared_inputs_map(r->header);
-    shared_layout = r->header.value("layout", nlohmann::json());
-    return shared_layout;
-  };
-  if (!gpu && !write_inputs(fresh_seed())) return;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    wall.clear();
-    cpu.clear();
-    own_calibration.clear();
-    for (auto& b : baseline_wall) b.clear();
-    for (auto& b : baseline_timed_wall) b.clear();
-    for (auto& b : baseline_timed_busy) b.clear();
-    harness_cal.clear();
-    harness_cand.clear();
-    for (auto& b : harness_base) b.clear();
-    for (int i = 0; i < requests; ++i) {
-      const std::uint64_t wseed = fresh_seed();
-      if (i % 2 == 0) {
-        // The candidate's process tree is stopped while the reference calibrates: a child that
-        // spins whenever the candidate is idle slowed the calibration and so lowered the floor
-        // (H200, 2026-12-01: rt3_hog_baseline passed 2.63x). The pause itself costs nothing
-        // measurable: the 4x floors first blamed on it came from garbage collections inside the
-        // requests (protocol.serve). The settle request first, untimed: no collection pending
-        // in the reference and its device idle.
-        const auto pause_began = clock::now();
-        QuietDevice quiet(quiet_mutex, all_but_reference);
-        note_gpu_holders();
-        m.phase_ms["wall_check/pause"] += ms_since(pause_began);
-        // (CPU: with the output arena its calibration copies into, as the candidate's.)
-        const auto settle_began = clock::now();
-        if (!ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
-                           eo.timeouts.reference_s, m))
-          return;
-        m.phase_ms["wall_check/settle"] += ms_since(settle_began);
-        // The same messages as the candidate's timed request (issue 33): its header carries the
-        // shared inputs' layout and its reply the N commitments, and the supervisor's clock holds
-        // their encoding, sending and parsing on both ends (about 0.7 ms for 100 calls on the
-        // 2-core dev VM, 7 us a call). A calibration with a short request and an {"ok": true}
-        // reply left that in the candidate's paired differences alone, and eager's request, as
-        // short, did not pay it: a renamed reference read 0.77x to 0.89x on the check.
-        nlohmann::json cal_req = {{"op", "wall_calibration"}, {"key", key}, {"n", n_wall}, {"seed", wseed},
-                                  {"sync_each", !gpu}, {"commit", true}, {"shared", !shared_map.is_null()}};
-        if (!shared_map.is_null() && !shared_layout.is_null()) cal_req["layout"] = shared_layout;
-        const double ref_wait0 = gpu ? 0 : runner::runqueue_wait_ms(reference_pid);
-        const auto t0 = clock::now();
-        std::optional<Message> cal = ask_reference(cal_req, {}, eo.timeouts.reference_s, m);
-        if (!cal) return;
-        const double cal_ms = ms_since(t0);
-        m.phase_ms["wall_check/calibration"] += cal_ms;
-        harness_cal.push_back(harness_of(*cal));
-        wall.add_calibration(cal_ms);
-        // GPU: each baseline's request with its calls (the same inputs, kept and committed to as
-        // the candidate's are), timed by this clock right after the calibration: the baselines'
-        // floors by the candidate's rule. Before, they came from the reference's own loop, which
-        // charged host time the candidate's floor did not: an identical 256x256 matmul got 1.28x
-        // and a candidate whose timed calls did nothing 1.37x (H200, session 9).
-        for (int b = 0; gpu && b < 2; ++b) {
-          if (!baseline_floor[b]) continue;
-          const auto tb = clock::now();
-          std::optional<Message> br = ask_reference({{"op", "wall_calibration"}, {"key", key}, {"n", n_wall},
-                                                     {"seed", wseed}, {"sync_each", false},
-                                                     {"call", b == 0 ? "eager" : "compile"}},
-                                                    {}, eo.timeouts.reference_s, m);
-          if (!br) return;
-          const double b_ms = ms_since(tb);
-          m.phase_ms["wall_check/baselines"] += b_ms;
-          if (br->header.contains("unsupported")) continue;
-          baseline_wall[b].add_calibration(cal_ms);
-          baseline_wall[b].add_timed(b_ms);
-        }
-        if (!gpu) {
-          const double ref_wait1 = runner::runqueue_wait_ms(reference_pid);
-          cpu.add_calibration(ref_wait0 >= 0 && ref_wait1 >= 0 ? cal_ms - (ref_wait1 - ref_wait0) : -1.0);
-        }
-        continue;
-      }
-      // An untimed request first (one input set, no call): whatever the process has to catch up
-      // on after the reference's phases is not counted as the calls' time.
-      // It also has the caching allocator reserve the N outputs' blocks that the timed request
-      // keeps alive (the first timed request was 2 to 3 ms slower on the H200 without it).
-      nlohmann::json untimed = {{"op", "wall"},       {"n", 1},         {"call", false},
-                                {"seed", fresh_seed()}, {"sync_each", true}, {"reserve_bytes", out_bytes},
-                                {"reserve_n", n_wall}};
-      if (!shared_map.is_null()) untimed["map"] = shared_map;
-      auto untimed_began = clock::now();
-      // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
-      std::optional<QuietDevice> quiet;
-      quiet.emplace(quiet_mutex, bystanders);
-      if (gpu) {
-        // The timed request without the calls in the candidate's own process, first (no kept
-        // outputs alive then: at full size the N outputs and the stand-in did not fit beside the
-        // reference's memory on the H200).
-        const auto tc = clock::now();
-        auto own = candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", fresh_seed()}},
-                                     "during the wall-clock check");
-        if (!own) return;
-        const double own_ms = ms_since(tc);
-        m.phase_ms["wall_check/own_calibration"] += own_ms;
-        own_calibration.add_calibration(own_ms);
-        untimed_began = clock::now();
-      }
-      auto untimed_reply = candidate_request(untimed, "during the wall-clock check");
-      if (!untimed_reply) return;
-      note_tampered(untimed_reply->header);
-      m.phase_ms["wall_check/untimed"] += ms_since(untimed_began);
-      nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
-                                  {"seed", wseed},        {"sync_each", !gpu}, {"commit", true}};
-      // CPU with shared inputs: the reference writes this request's input sets while the
-      // candidate's processes are stopped; the clocks start before they run again.
-      std::optional<PausedTree> frozen;
-      if (!shared_map.is_null()) {
-        const auto inputs_began = clock::now();
-        // (the candidate's processes only: the bystanders are the QuietDevice's, and stay stopped
-        // when `frozen` continues what it stopped)
-        frozen.emplace([&] {
-          auto mine = all_but_reference();
-          const auto others = bystanders();
-          std::erase_if(mine, [&](pid_t p) { return std::find(others.begin(), others.end(), p) != others.end(); });
-          return mine;
-        });
-        const auto layout = write_inputs(wseed);
-        m.phase_ms["wall_check/inputs"] += ms_since(inputs_began);
-        if (!layout) return;
-        if (!shared_map.is_null()) timed_req["layout"] = *layout;
-      }
-      // CPU: the CPU time of all the candidate's processes over the same stretch (a forked helper
-      // computing part of each call in parallel; the judge compares it with the wall clock).
-      // The busy clock (CPU): the worker's wall clock minus its main thread's time waiting for a
-      // CPU, plus the CPU time of everything else of the candidate: the worker's other threads
-      // and its other processes (docs/timing.md).
-      const bool grouped = !gpu && cpu_group && cpu_group->ok();
-      const double group0 = grouped ? cpu_group->usage_ms() : -1;  // (the tree is stopped here)
-      // Without a control group: the /proc sum over the candidate's processes (a walk of /proc).
-      const double precise0 = gpu || grouped ? 0 : runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true);
-      const double main0 = gpu ? 0 : runner::main_thread_run_ms(c.pid());
-      const double wait0 = gpu ? 0 : runner::runqueue_wait_ms(c.pid());
-      const auto t1 = clock::now();
-      if (frozen) frozen->release();
-      auto reply = candidate_request(timed_req, "during the wall-clock check");
-      const double ms = ms_since(t1);
-      quiet.reset();
-      if (!reply) return;
-      if (!gpu) {
-        const double wait1 = runner::runqueue_wait_ms(c.pid());
-        double main1 = runner::main_thread_run_ms(c.pid());
-        double precise = -1;
-        if (grouped && group0 >= 0) {
-          // The control group's charge, read with the candidate's processes stopped (exact): it
-          // holds the processes that exited during the request, reaped or not (rt11).
-          PausedTree still(c.pid(), zygote->pid(), reference_pid);
-          const double group1 = cpu_group->usage_ms();
-          // The main thread's run time read at the same stopped moment: between the reply and the
-          // stop it collects garbage (protocol.serve), which the group's charge holds; read before,
-          // that time counted as "other threads' CPU" and charged the candidate alone about 10 ms
-          // per request (a renamed reference read 0.56x of eager on the wall check, RMSNorm).
-          if (const double m1 = runner::main_thread_run_ms(c.pid()); m1 >= 0 && main1 >= 0) main1 = m1;
-          if (group1 >= 0) {
-            precise = group1 - group0;
-            ++grouped_requests;
-          }
-        }
-        // A group that could not be read this time leaves the request unmeasured: no CPU figure
-        // and no busy-clock reading (the engine then keeps the wall clock, which holds everything).
-        const bool measured = !grouped || precise >= 0;
-        if (!grouped) precise = runner::tree_cpu_ms(c.pid(), zygote->pid(), zygote->workers(), true) - precise0;
-        if (!measured) precise = 0;
-        if (!grouped) {
-          // /proc accounting: a process that ignores SIGCHLD hides its children's CPU time (rt11).
-          add_unique(timing.unreaping_processes, runner::unreaping_processes(c.pid(), zygote->pid(), zygote->workers()));
-        }
-        ++cpu_requests;
-        // Everything but the worker's main thread: its other threads (rt10: a helper thread on
-        // the main thread's CPU did the calls while the main thread, SCHED_IDLE, sat in the run
-        // queue, 2.2x to 3.5x) and the other processes.
-        const double others = precise - (main1 - main0);
-        cpu.add_timed(measured && wait0 >= 0 && wait1 >= 0 && main0 >= 0 && main1 >= 0
-                          ? ms - (wait1 - wait0) + std::max(0.0, others)
-                          : -1.0);
-        cpu_used_ms += precise;  // every living process by its CPU clock (rt9's helpers hid from ticks)
-        cpu_wall_ms += ms;
-      }
-      // CPU: the baselines through the same check (issue 33: the same path for candidate and
-      // baselines). Each baseline serves the candidate's request with its own calls, on the same
-      // inputs (the shared file still holds this request's sets, else the same seeds), its
-      // outputs copied into an arena and committed to as the candidate's are, synchronised after
-      // each call, timed by this clock and by the reference's busy clock, while the candidate's
-      // processes are stopped. Without it the candidate alone paid the check's overstatement of
-      // a small call (a renamed reference read 0.59x median over 12 level-1 tasks).
-      for (int b = 0; !gpu && b < 2; ++b) {
-        if (!baseline_ok[b] || baseline_wall_missing[b]) continue;
-        // The same messages as the candidate's timed request: the layout in the header, the
-        // commitments in the reply, both inside the clock (made before it, as the candidate's).
-        nlohmann::json b_req = {{"op", "wall_calibration"}, {"key", key}, {"n", n_wall}, {"seed", wseed},
-                                {"sync_each", true}, {"commit", true}, {"shared", !shared_map.is_null()},
-                                {"call", b == 0 ? "eager" : "compile"}};
-        if (timed_req.contains("layout")) b_req["layout"] = timed_req["layout"];
-        QuietDevice paused(quiet_mutex, all_but_reference);
-        const double w0 = runner::runqueue_wait_ms(reference_pid);
-        const auto tb = clock::now();
-        std::optional<Message> br = ask_reference(b_req, {}, eo.timeouts.reference_s, m);
-        if (!br) return;
-        const double b_ms = ms_since(tb);
-        const double w1 = runner::runqueue_wait_ms(reference_pid);
-        m.phase_ms["wall_check/baselines"] += b_ms;
-        if (br->header.contains("unsupported")) {
-          baseline_wall_missing[b] = true;
-          continue;
-        }
-        baseline_timed_wall[b].push_back(b_ms);
-        harness_base[b].push_back(harness_of(*br));
-        baseline_timed_busy[b].push_back(w0 >= 0 && w1 >= 0 ? b_ms - (w1 - w0) : -1.0);
-      }
-      note_tampered(reply->header);
-      m.phase_ms["wall_check/timed"] += ms;
-      if (!gpu) harness_cand.push_back(harness_of(*reply));
-      if (ms < wall.timed) host_ms = reply_field(reply->header, "host_ms", 0.0);
-      wall.add_timed(ms);
-      // The commitment, then two secret calls' outputs checked against it and the task.
-      const auto fps = reply->header.value("fingerprints", nlohmann::json());
-      std::vector<int> picks(static_cast<std::size_t>(n_wall));
-      std::iota(picks.begin(), picks.end(), 0);
-      std::shuffle(picks.begin(), picks.end(), rng);
-      picks.resize(std::min<std::size_t>(picks.size(), 2));
-      auto fail_commit = [&](int k, std::string why) {
-        unreturned(timing.rechecks, k, wseed + static_cast<std::uint64_t>(k), "wall", std::move(why));
-      };
-      if (!fps.is_array() || static_cast<int>(fps.size()) != n_wall) {
-        fail_commit(picks.front(), "the wall-clock request's reply did not commit to its " + std::to_string(n_wall) +
-                                       " outputs");
-        continue;
-      }
-      nlohmann::json indices = nlohmann::json::array();
-      for (int k : picks) indices.push_back(k);
-      auto fetched = candidate_request({{"op", "wall_output"}, {"indices", indices}}, "while returning wall-check outputs");
-      if (!fetched) return;
-      note_tampered(fetched->header);
-      const auto outs = fetched->header.value("outputs", nlohmann::json::array());
-      nlohmann::json items = nlohmann::json::array();
-      for (std::size_t j = 0; j < picks.size(); ++j) {
-        const int k = picks[j];
-        if (!outs.is_array() || j >= outs.size() || !outs[j].is_object()) {
-          fail_commit(k, "the candidate's process did not return this wall-check output");
-          continue;
-        }
-        items.push_back({{"index", k}, {"seed", wseed + static_cast<std::uint64_t>(k)},
-                         {"fingerprint", fps[static_cast<std::size_t>(k)]}, {"output", outs[j]}});
-      }
-      if (!items.empty() && !recheck(timing.rechecks, items, fetched->blobs, "wall", 0, "wall_check/rechecks")) return;
-      // GPU: the fetched outputs were copied by the reference (devicecopy.py): dropped before its
-      // calibration and baselines run.
-      if (gpu && !candidate_request({{"op", "release"}}, "while releasing its rechecked outputs")) return;
-    }
-    // Inconclusive on the GPU (the calls' share below 5% of the request): once more with 10x
-    // the calls.
-    if (wall.conclusive(gpu) || attempt == 1 || !gpu) break;
-    const int more = cap_calls(std::min(n_wall * 10, std::max(n_wall, 2000)));
-    if (more == n_wall) break;
-    n_wall = more;
-  }
-  // The reference worker outlives the task: its output arena (CPU, up to about 2 GiB) goes.
-  if (!gpu && !ask_reference({{"op", "settle"}, {"release", true}}, {}, eo.timeouts.reference_s, m)) return;
-  add_unique(timing.foreign_gpu_processes, gpu_holders);
-  if (!gpu && cpu_wall_ms > 0) {
-    timing.wall_check_cores = cpu_threads();
-    timing.wall_check_cpu_source = grouped_requests == cpu_requests ? "cgroup" : grouped_requests ? "partial" : "proc";
-    timing.wall_check_cpu_ms = cpu_used_ms;
-    timing.wall_check_cpu_wall_ms = cpu_wall_ms;
-  }
-  timing.wall_check_calls = n_wall;
-  timing.wall_check_calibrations_ms = wall.calibrations;
-  timing.wall_check_own_calibrations_ms = own_calibration.calibrations;
-  timing.wall_check_timed_ms = wall.timeds;
-  timing.wall_check_ms = gpu ? runner::candidate_calls_ms(wall, own_calibration) : wall.calls_ms(false);
-  // The baselines' floors (GPU): the lesser per call of the supervisor's measure and the
-  // reference's own loop (runner::baseline_floor_per_call says why).
-  for (int b = 0; gpu && b < 2; ++b) {
-    auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
-    if (!baseline_ok[b] || !rec) continue;
-    // Skipped (it cannot bind): the own loop's figure stays the floor. It does not raise the
-    // baseline's time, but the judge compares it with a candidate taken by its own floor (one
-    // basis); zeroed, that candidate kept the floor factor's 10% over a GPU-bound baseline.
-    if (!baseline_floor[b]) continue;
-    const double own = rec->wall_check_calls > 0 ? rec->wall_check_ms / rec->wall_check_calls : 0.0;
-    const double per_call = runner::baseline_floor_per_call(baseline_wall[b], n_wall, own);
-    rec->wall_check_calls = per_call > 0 ? n_wall : 0;
-    rec->wall_check_timed_ms = baseline_wall[b].timeds;
-    rec->wall_check_ms = per_call * n_wall;
-  }
-  timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
-  timing.wall_check_upper_ms = gpu ? 0.0 : wall.upper();
-  // CPU: the busy clock when every reading worked: the wall clock without the time the worker
-  // waited for a CPU (other processes' load drops out: under ctest -j2 the wall clock gave an
-  // honest ReLU 3.9 ms per call against its 0.28 ms), with the time it was blocked (on a helper)
-  // kept in and the other processes' CPU time added. CPU time alone missed work done in
-  // helpers retired before their first 10 ms tick while the worker slept on a pipe (rt9: 1.5x
-  // on matmul); the lesser of two clocks kept the downward noise of either (2.7x).
-  bool cpu_busy = false;
-  if (!gpu && cpu.calibrations.size() == wall.calibrations.size() && cpu.timeds.size() == wall.timeds.size() &&
-      std::all_of(cpu.calibrations.begin(), cpu.calibrations.end(), [](double x) { return x >= 0; }) &&
-      std::all_of(cpu.timeds.begin(), cpu.timeds.end(), [](double x) { return x >= 0; })) {
-    timing.wall_check_ms = cpu.calls_ms(false);
-    timing.wall_check_spread_ms = cpu.resolution();
-    timing.wall_check_upper_ms = cpu.upper();
-    timing.wall_check_clock = "busy";
-    cpu_busy = true;
-  } else if (!gpu) {
-    timing.wall_check_clock = "wall";  // (the supervisor's, whatever the candidate's reply said)
-  }
-  timing.wall_check_host_ms = host_ms;
-  // CPU: the baselines' records of the same check, on the clock the candidate's used, and
-  // every side's paired differences for the judge's like-for-like comparison. A baseline whose
-  // busy reading failed where the candidate's worked gets no pairs (the judge then keeps the
-  // one-sided rule): the candidate is never moved off the busy clock, which charges its helpers.
-  if (!gpu) {
-    const bool all_busy = cpu_busy;
-    const runner::WallCheckSeries& cal = all_busy ? cpu : wall;
-    // Each baseline's series: its requests against the candidate's calibrations, on the same
-    // clock; none where its busy reading failed or it did not serve every request.
-    std::optional<runner::WallCheckSeries> sides[2];
-    for (int b = 0; b < 2; ++b) {
-      if (all_busy && std::any_of(baseline_timed_busy[b].begin(), baseline_timed_busy[b].end(),
-                                  [](double x) { return x < 0; }))
-        continue;
-      const auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
-      const auto& timeds = all_busy ? baseline_timed_busy[b] : baseline_timed_wall[b];
-      if (!baseline_ok[b] || !rec || baseline_wall_missing[b] || timeds.size() != cal.timeds.size()) continue;
-      runner::WallCheckSeries side;
-      side.clear();
-      for (double x : cal.calibrations) side.add_calibration(x);
-      for (double x : timeds) side.add_timed(x);
-      sides[b] = std::move(side);
-    }
-    // Every side's pairs without its own work outside the calls, as its process measured it
-    // (runner::without_harness_work), or no side's: the sides stay like for like.
-    std::vector<double> moved[3];
-    std::optional<std::vector<double>> pairs[3];
-    pairs[2] = runner::without_harness_work(cal, harness_cal, harness_cand, &moved[2]);
-    bool harness_all = pairs[2].has_value();
-    for (int b = 0; b < 2 && harness_all; ++b) {
-      if (!sides[b]) continue;
-      pairs[b] = runner::without_harness_work(*sides[b], harness_cal, harness_base[b], &moved[b]);
-      harness_all = pairs[b].has_value();
-    }
-    timing.wall_check_paired_ms = harness_all ? *pairs[2] : cal.differences();
-    timing.wall_check_harness_ms = harness_all ? moved[2] : std::vector<double>{};
-    for (int b = 0; b < 2; ++b) {
-      if (!sides[b]) continue;
-      auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
-      const runner::WallCheckSeries& side = *sides[b];
-      rec->wall_check_calls = n_wall;
-      rec->wall_check_ms = side.calls_ms(false);
-      rec->wall_check_spread_ms = side.resolution();
-      rec->wall_check_upper_ms = side.upper();
-      rec->wall_check_clock = all_busy ? "busy" : "wall";
-      rec->wall_check_calibrations_ms = wall.calibrations;
-      rec->wall_check_timed_ms = baseline_timed_wall[b];
-      rec->wall_check_paired_ms = harness_all ? *pairs[b] : side.differences();
-      rec->wall_check_harness_ms = harness_all ? moved[b] : std::vector<double>{};
-    }
-  }
-  m.phase_ms["wall_check"] += ms_since(wall_began);
-  // Launch accounting (D7, D14), last: the kernels of a few calls on the GPU; on the CPU, under
-  // strict and hybrid, the ATen ops they dispatch (the judge rejects compute ops under strict).
-  // It comes after the timing and the wall check because a profiler session leaves CUPTI
-  // attached to the process (Kineto does not finalize it), which made every later launch slower
-  // (H200: the ReLU's back-to-back calls took 0.24 ms instead of 0.06 ms). The profiler's
-  // start-up (seconds, CPU) runs outside the device lock; the traced calls run under it.
-  LaunchRecord launch;
-  if (worker_device == "cpu" && eo.policy_profile != policy::Profile::strict &&
-      eo.policy_profile != policy::Profile::hybrid) {
-    launch.skipped = "cpu: no kernel trace";
-  } else {
-    nlohmann::json tseeds = nlohmann::json::array();
-    for (int i = 0; i < 3; ++i) tseeds.push_back(fresh_seed());
-    if (worker_device != "cpu") {
-      const auto warm_began = clock::now();
-      device_lock.unlock();
-      auto warmed = candidate_request({{"op", "warm_profiler"}}, "while the profiler started");
-      device_lock.lock();
-      m.phase_ms["profiler_start"] += ms_since(warm_began);
-      if (!warmed) return;
-      // Every aten operator's kernels against the snapshot (about 0.1 s, outside the lock).
-      note_tampered(warmed->header);
-    }
-    const auto trace_began = clock::now();
-    std::optional<Message> tr;
-    {
-      QuietDevice quiet(quiet_mutex, bystanders);
-      tr = candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
-    }
-    m.phase_ms["trace"] += ms_since(trace_began);
-    if (!tr) return;
-    try {
-      tr->header.at("launch").get_to(launch);
-    } catch (const std::exception& e) {
-      launch = LaunchRecord{};
-      launch.skipped = std::string("malformed trace reply: ") + e.what();
-    }
-  }
-  m.launch = launch;
+  if (!runner::wall_check(timing)) return;
+  runner::trace_launches(timing);
 }
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
