@@ -42,7 +42,7 @@ def child(variant: str, suite: str, tasks: list, scale: float, n: int, reps: int
         import ctypes
         ctypes.CDLL(None).prctl(41, 1, 0, 0, 0)  # PR_SET_THP_DISABLE
     import torch
-    from kgym_worker import common, opwatch, sandbox
+    from kgym_worker import harness_guard, loading, opwatch, sandbox, timing, wallcheck
     out = {"variant": variant, "applied": {}}
     if variant in ("opwatch", "candidate"):
         out["applied"]["opwatch"] = opwatch.install()
@@ -58,23 +58,23 @@ def child(variant: str, suite: str, tasks: list, scale: float, n: int, reps: int
     rows = {}
     for stem in tasks:
         src = (Path(suite) / f"{stem}.py").read_text()
-        module, _ = common.load_task(src, f"diag_{stem}", scale)
+        module, _ = loading.load_task(src, f"diag_{stem}", scale)
         torch.manual_seed(1)
         model = module.Model(*module.get_init_inputs()).to(dev).eval()
-        make_args = lambda s: common.make_inputs(module, int(s), "nominal", dev, on_device=True)  # noqa: E731
+        make_args = lambda s: loading.make_inputs(module, int(s), "nominal", dev, on_device=True)  # noqa: E731
         with torch.no_grad():
             like = model(*make_args(7))
-        common.synchronize(dev)
+        timing.synchronize(dev)
         got = {}
         for call in (False, True):
             per = []
             for rep in range(reps):
-                commits, keep = common.Commitments(), ([] if call else None)
-                common.synchronize(dev)
+                commits, keep = wallcheck.Commitments(), ([] if call else None)
+                timing.synchronize(dev)
                 t0 = time.perf_counter()
-                common.wall_calls(model if call else None, make_args, 1000 * rep, n, call, dev, sync_each=False,
-                                  keep=keep, commit=commits, stand_in=None if call else like,
-                                  guard=common.HarnessGuard())
+                wallcheck.wall_calls(model if call else None, make_args, 1000 * rep, n, call, dev, sync_each=False,
+                                     keep=keep, commit=commits, stand_in=None if call else like,
+                                     guard=harness_guard.HarnessGuard())
                 commits.done()
                 per.append((time.perf_counter() - t0) * 1e6 / n)
                 del keep

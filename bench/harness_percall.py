@@ -1,5 +1,5 @@
 """What the wall check's harness costs per call on this machine's host (GPU machine): each piece
-of common.wall_calls timed alone over n iterations, repeated, and the whole loop with and without
+of wallcheck.wall_calls timed alone over n iterations, repeated, and the whole loop with and without
 the calls, so that the floor's noise (the spread of the whole loop) can be set against the call
 it has to resolve.
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "python"))
 
 import torch  # noqa: E402
 
-from kgym_worker import common  # noqa: E402
+from kgym_worker import contract, harness_guard, loading, timing, wallcheck  # noqa: E402
 
 
 def load(path):
@@ -33,11 +33,11 @@ def per_call_us(fn, n, reps, device):
     """The per-call time (us) of ``fn(i)`` over n iterations, one sync at the end, per repetition."""
     out = []
     for _ in range(reps):
-        common.synchronize(device)
+        timing.synchronize(device)
         t0 = time.perf_counter()
         for i in range(n):
             fn(i)
-        common.synchronize(device)
+        timing.synchronize(device)
         out.append((time.perf_counter() - t0) / n * 1e6)
     return out
 
@@ -52,25 +52,25 @@ def main():
     device = "cuda:0" if torch.cuda.is_available() else "cpu"
     task = load(a.task)
     model = task.Model(*task.get_init_inputs()).to(device)
-    make = lambda s: common.make_inputs(task, s, "nominal", device, on_device=True)  # noqa: E731
+    make = lambda s: loading.make_inputs(task, s, "nominal", device, on_device=True)  # noqa: E731
     args = make(1)
-    spans = common.input_spans(args)
+    spans = contract.input_spans(args)
     with torch.no_grad():
         out = model(*args)
-    guard = common.HarnessGuard()
+    guard = harness_guard.HarnessGuard()
     rows = {}
     with torch.no_grad():
         rows["make_inputs"] = per_call_us(lambda i: make(1000 + i), a.n, a.reps, device)
-        rows["seed_all"] = per_call_us(lambda i: common.seed_all(i), a.n, a.reps, device)
-        rows["unseed"] = per_call_us(lambda i: common.unseed(), a.n, a.reps, device)
+        rows["seed_all"] = per_call_us(lambda i: loading.seed_all(i), a.n, a.reps, device)
+        rows["unseed"] = per_call_us(lambda i: loading.unseed(), a.n, a.reps, device)
         rows["guard_check"] = per_call_us(lambda i: guard.check(None, None), a.n, a.reps, device)
-        rows["input_spans"] = per_call_us(lambda i: common.input_spans(args), a.n, a.reps, device)
-        rows["overlap_moved"] = per_call_us(lambda i: common.overlaps_inputs(out, spans) or common.inputs_moved(spans),
+        rows["input_spans"] = per_call_us(lambda i: contract.input_spans(args), a.n, a.reps, device)
+        rows["overlap_moved"] = per_call_us(lambda i: contract.overlaps_inputs(out, spans) or contract.inputs_moved(spans),
                                             a.n, a.reps, device)
         rows["call_only"] = per_call_us(lambda i: model(*args), a.n, a.reps, device)
 
         def commit_all(i):
-            c = common.Commitments()
+            c = wallcheck.Commitments()
             c.add(out)
         rows["commit_add"] = per_call_us(commit_all, a.n, a.reps, device)
         for label, call, g in (("loop_no_call", False, None), ("loop_call", True, None),
@@ -78,12 +78,12 @@ def main():
             xs = []
             for r in range(a.reps):
                 keep = [] if call else None
-                c = common.Commitments()
-                common.synchronize(device)
+                c = wallcheck.Commitments()
+                timing.synchronize(device)
                 t0 = time.perf_counter()
-                common.wall_calls(model if call else None, make, 5000 + r * a.n, a.n, call, device, sync_each=False,
-                                  keep=keep, commit=c, stand_in=None if call else out,
-                                  guard=common.HarnessGuard() if g else None)
+                wallcheck.wall_calls(model if call else None, make, 5000 + r * a.n, a.n, call, device, sync_each=False,
+                                     keep=keep, commit=c, stand_in=None if call else out,
+                                     guard=harness_guard.HarnessGuard() if g else None)
                 c.done()
                 xs.append((time.perf_counter() - t0) / a.n * 1e6)
             rows[label] = xs

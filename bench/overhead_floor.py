@@ -75,7 +75,7 @@ FLOOR_PHASES = ("cases", "other", "timing", "recheck")
 # ---------------------------------------------------------------- pure functions (tested on CPU)
 
 def scale_constants(module, factor: float) -> dict:
-    """kgym's --scale rule (python/kgym_worker/common.py scale_sizes): the module's int constants
+    """kgym's --scale rule (python/kgym_worker/loading.py scale_sizes): the module's int constants
     >= 16 times ``factor``, rounded, at least 1. Sets them; returns {name: [old, new]}."""
     changed = {}
     if factor == 1.0:

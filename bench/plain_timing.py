@@ -261,7 +261,7 @@ def render_markdown(rows: list) -> str:
 def scaled_constants(verdict: dict, scale: float = 1.0, module=None) -> dict:
     """The task's size constants as kgym ran them: the verdict's provenance.scaled_constants
     ({name: [old, new]}) when present, else (a module given and scale != 1) kgym's rule
-    (python/kgym_worker/common.py scale_sizes: module-level ints >= 16 times scale, rounded,
+    (python/kgym_worker/loading.py scale_sizes: module-level ints >= 16 times scale, rounded,
     at least 1). Returns {name: new}."""
     prov = verdict.get("provenance")
     sc = prov.get("scaled_constants") if isinstance(prov, dict) else None

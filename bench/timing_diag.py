@@ -3,19 +3,19 @@
 For honest candidates of tests/data/honest_gpu on KernelBench level-1 tasks (sizes x --scale),
 in one plain process, times the same call several ways and prints a JSON line per task:
   plain      flush; start; call; end; sync               (do_bench / bench/plain_timing.py)
-  kgym       inputs; flush; sync; start; call; sync; end  (common.time_calls before 2026-12)
+  kgym       inputs; flush; sync; start; call; sync; end  (timing.time_calls before 2026-12)
   kgym_empty the same window without a call (the window overhead kgym subtracts)
   kgym_cover inputs; flush; sync; sleep ~cover; start; call; sync; end
   cover_empty the same without a call
   host_us    host time of the call alone (no sync), median
   wall_us    per call: fresh inputs + call + sync, minus fresh inputs + sync (the wall check)
-  time_calls common.time_calls itself (fresh inputs, as the worker runs it)
+  time_calls timing.time_calls itself (fresh inputs, as the worker runs it)
 Usage: python3 bench/timing_diag.py --suite DIR --candidates DIR --scale 0.1 [--tasks a,b]
 """
 import argparse, json, os, statistics, sys, tempfile, time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 import torch
-from kgym_worker import common
+from kgym_worker import loading, timing
 
 def med(xs):
     return statistics.median(xs) if xs else None
@@ -28,7 +28,7 @@ def main():
     a = ap.parse_args()
     dev = "cuda"
     work = tempfile.mkdtemp()
-    l2 = common.l2_bytes(dev)
+    l2 = timing.l2_bytes(dev)
     flush = torch.empty(2 * l2 // 4 + 1, dtype=torch.int32, device=dev)
     # cycles per us of torch.cuda._sleep
     s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -47,14 +47,14 @@ def main():
         if not (os.path.exists(cand) and os.path.exists(task_file)):
             continue
         try:
-            task = common.load_module(open(task_file).read(), "task_" + name.split("_")[0], work)
-            common.scale_sizes(task, a.scale)
-            cm = common.load_module(open(cand).read(), "cand_" + name.split("_")[0], work)
+            task = loading.load_module(open(task_file).read(), "task_" + name.split("_")[0], work)
+            loading.scale_sizes(task, a.scale)
+            cm = loading.load_module(open(cand).read(), "cand_" + name.split("_")[0], work)
             torch.manual_seed(0)
             with torch.device(dev):
                 init = task.get_init_inputs()
                 model = cm.ModelNew(*init).to(dev)
-            make = lambda seed: common.make_inputs(task, seed, "nominal", dev, on_device=True)
+            make = lambda seed: loading.make_inputs(task, seed, "nominal", dev, on_device=True)
             args = make(1)
             res = {"task": name}
             with torch.no_grad():
@@ -113,7 +113,7 @@ def main():
                     return (time.perf_counter() - t0) * 1e6 / n
                 res["wall_trivial_us"] = min(wall_triv() for _ in range(3)) - w_no
                 seeds = list(range(1000, 1000 + 3 + 100))
-                rec, _ = common.time_calls(model, make, seeds, dev, {"warmup": 3, "min_calls": 10, "max_calls": 100,
+                rec, _ = timing.time_calls(model, make, seeds, dev, {"warmup": 3, "min_calls": 10, "max_calls": 100,
                                            "budget_ms": 300, "target_spread": 0.05})
                 res["time_calls_us"] = med(rec["times_ms"]) * 1e3
                 res["time_calls_overhead_us"] = rec.get("window_overhead_ms", 0) * 1e3

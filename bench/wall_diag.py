@@ -17,13 +17,13 @@ sys.path.insert(0, str(ROOT / "python"))
 
 import torch  # noqa: E402
 
-from kgym_worker import candidate, common, reference  # noqa: E402
+from kgym_worker import candidate, reference, timing, wallcheck  # noqa: E402
 
 TOL = {"float32": [1e-4, 1e-4], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2], "float64": [1e-4, 1e-4]}
 
 
 def timed(fn):
-    common.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
+    timing.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
     t0 = time.perf_counter()
     fn()
     return (time.perf_counter() - t0) * 1e3
@@ -33,18 +33,18 @@ def calls_only(ex, n):
     """n back-to-back calls on one input set made beforehand, one sync at the end: the calls'
     throughput without input generation or commitments (what the floor should come to)."""
     args = ex._make_args(123)
-    common.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
+    timing.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
     with torch.no_grad():
         for _ in range(n):
             ex.model(*args)
 
 
 def commit_only(ex, n):
-    """n commitments of one output (common.Commitments, one read-back at the end)."""
+    """n commitments of one output (wallcheck.Commitments, one read-back at the end)."""
     with torch.no_grad():
         out = ex.model(*ex._make_args(124))
-    common.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
-    c = common.Commitments()
+    timing.synchronize("cuda:0" if torch.cuda.is_available() else "cpu")
+    c = wallcheck.Commitments()
     for _ in range(n):
         c.add(out)
     c.done()

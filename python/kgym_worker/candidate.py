@@ -16,7 +16,8 @@ import time
 
 import torch
 
-from . import common, comparison, devicecopy, formats, integrity, opwatch, parameters, protocol, scaling, tensors
+from . import (comparison, contract, devicecopy, failures, formats, harness_guard, heap, integrity, loading,
+               opwatch, parameters, protocol, scaling, spotcheck, tensors, timing, wallcheck)
 from .comparison import flat_slices as _flat_slices
 from .comparison import scaled_atol as _scaled_atol
 
@@ -61,7 +62,8 @@ def _harness_fingerprints():
     import sys
     fp = integrity.Fingerprints().add_torch().add_dispatcher()
     from . import fastcompare
-    mods = [common, comparison, devicecopy, integrity, protocol, tensors, fastcompare, formats,
+    mods = [loading, timing, contract, spotcheck, heap, wallcheck, harness_guard, failures, comparison, devicecopy,
+            integrity, protocol, tensors, fastcompare, formats,
             *formats.LOADERS.values(), sys.modules[__name__]]
     # The trusted module is not imported here, but the zygote forked this process with it loaded:
     # its functions are fingerprinted too when present.
@@ -75,7 +77,7 @@ def _harness_fingerprints():
 STABILITY_DELAY_S = 0.02  # output re-read after this delay must be unchanged (D8)
 
 
-_bits = common.bits_view  # (captured at import, as _equal)
+_bits = contract.bits_view  # (captured at import, as _equal)
 
 
 class CandidateExecutor:
@@ -140,13 +142,13 @@ class CandidateExecutor:
             return rec
         t0 = _perf()
         try:
-            task, _ = common.load_task(req["task_source"], "kgym_task", float(req.get("scale", 1.0)), self.workdir)
+            task, _ = loading.load_task(req["task_source"], "kgym_task", float(req.get("scale", 1.0)), self.workdir)
             init_inputs = task.get_init_inputs()
             self.task = task
             self.task_source, self.scale = req["task_source"], float(req.get("scale", 1.0))
             self.fingerprints.add_namespace(task, "task")
         except Exception as exc:  # noqa: BLE001 - the task itself failed here
-            rec["failure"] = common.failure("task", exc)
+            rec["failure"] = failures.failure("task", exc)
             return rec
         try:
             # The candidate's own copies of the task's size constants (a ModelNew that reads
@@ -159,16 +161,16 @@ class CandidateExecutor:
                 overrides = {k: v for k, v in overrides.items() if k in mine}
             built = fmt.build(source, self.workdir, overrides)
         except BaseException as exc:  # noqa: BLE001 - SystemExit from a build counts too
-            rec["failure"] = common.failure("import", exc, self._log_tail())
+            rec["failure"] = failures.failure("import", exc, self._log_tail())
             return rec
         rec["import_ms"] = (_perf() - t0) * 1e3
         t0 = _perf()
         try:
-            common.seed_all(int(req["init_seed"]))
+            loading.seed_all(int(req["init_seed"]))
             self.model = fmt.construct(built, init_inputs, self.device)
-            common.synchronize(self.device)
+            timing.synchronize(self.device)
         except BaseException as exc:  # noqa: BLE001
-            rec["failure"] = common.failure("init", exc, self._log_tail())
+            rec["failure"] = failures.failure("init", exc, self._log_tail())
             return rec
         rec["init_ms"] = (_perf() - t0) * 1e3
         rec["parameters"] = parameters.summary(self.model)  # for the message only (parameters.py)
@@ -198,9 +200,9 @@ class CandidateExecutor:
         # can do a call's work while no census looks.
         stray = self._stray_threads()
         with torch.no_grad():
-            common.synchronize(self.device)
+            timing.synchronize(self.device)
             out = self.model(*inputs)
-            common.synchronize(self.device)
+            timing.synchronize(self.device)
         after = integrity.thread_census()
         leak = integrity.census_leak(before, after)
         if stray and not leak:
@@ -216,7 +218,7 @@ class CandidateExecutor:
             return self.task
         key = repr(sorted(sizes.items()))
         if key not in self.other_tasks:
-            module, _ = common.load_task(self.task_source, "kgym_task_other", self.scale, self.workdir)
+            module, _ = loading.load_task(self.task_source, "kgym_task_other", self.scale, self.workdir)
             for name, (_, new) in sizes.items():
                 setattr(module, name, int(new))
             self.other_tasks[key] = module
@@ -226,8 +228,8 @@ class CandidateExecutor:
         """The case's inputs regenerated from its seed as the reference made them (on the device),
         or None when they do not match the reference's fingerprint (or cannot be made here)."""
         try:
-            inputs = common.make_inputs(self._sized_task(spec.get("sizes") or {}), int(spec["seed"]),
-                                        spec["transform"], self.device, on_device=True)
+            inputs = loading.make_inputs(self._sized_task(spec.get("sizes") or {}), int(spec["seed"]),
+                                         spec["transform"], self.device, on_device=True)
             if tensors.fingerprint(inputs) == spec["fingerprint"]:
                 return inputs
         except Exception:  # noqa: BLE001 - e.g. get_inputs fails in this process: take the bytes
@@ -251,7 +253,7 @@ class CandidateExecutor:
                 self._ops_watched = True
                 try:
                     spec = req["regenerate"]
-                    self.fingerprints.watch_ops(integrity.input_ops(lambda: common.make_inputs(
+                    self.fingerprints.watch_ops(integrity.input_ops(lambda: loading.make_inputs(
                         self._sized_task(spec.get("sizes") or {}), int(spec["seed"]), spec["transform"],
                         self.device, on_device=True)))
                 except Exception:  # noqa: BLE001 - the fixed set is still watched
@@ -263,7 +265,7 @@ class CandidateExecutor:
             inputs = tensors.decode(req["inputs"], blobs, self.device)
         in_tensors = [t for t in tensors.tensors_of(inputs)]
         snapshots = [(t.shape, t.stride(), t.clone()) for t in in_tensors]
-        first_copy = common.clone_value(inputs)
+        first_copy = loading.clone_value(inputs)
         first_tensors = tensors.tensors_of(first_copy)
         self.inputs = inputs
         table = req.get("tolerances") or {}
@@ -276,7 +278,7 @@ class CandidateExecutor:
             out, leak2 = self._call(inputs, False)
             rec["call_ms"] = (_perf() - t0) * 1e3
         except BaseException as exc:  # noqa: BLE001
-            rec["failure"] = common.failure("case", exc)
+            rec["failure"] = failures.failure("case", exc)
             return rec
         rec["tampered"] = self._tampered()  # (the dispatcher: input generation's and the checks' operators)
         if leak1 or leak2:
@@ -304,7 +306,7 @@ class CandidateExecutor:
             frozen = [o.detach().clone() for o in outs]
             if req.get("stability_wait", True):
                 _sleep(STABILITY_DELAY_S)
-            common.synchronize(self.device)
+            timing.synchronize(self.device)
             rec["output_stable"] = all(_equal(_bits(a), _bits(b)) for a, b in zip(frozen, outs))
             unchanged = True
             for ts in (in_tensors, first_tensors):
@@ -314,9 +316,9 @@ class CandidateExecutor:
                         unchanged = False
             rec["inputs_unchanged"] = unchanged
             # (the timed loops' check; the inputs' storage and layout were compared just above)
-            rec["output_aliases_input"] = common.overlaps_inputs(outs, common.input_spans(in_tensors))
+            rec["output_aliases_input"] = contract.overlaps_inputs(outs, contract.input_spans(in_tensors))
             # Run 1 vs run 2 (different poison): a read of uninitialised memory shows up here.
-            outs1 = common.output_tensors(out1)
+            outs1 = loading.output_tensors(out1)
             ratio, nonfin = 0.0, 0
             if outs1 is None or len(outs1) != len(frozen):
                 ratio = float("inf")
@@ -357,21 +359,21 @@ class CandidateExecutor:
         return rec, out_blobs
 
     def _make_args(self, seed):
-        return common.make_inputs(self.task, int(seed), "nominal", self.device, on_device=True)
+        return loading.make_inputs(self.task, int(seed), "nominal", self.device, on_device=True)
 
     def time(self, req, blobs):
         """Timed calls on fresh inputs per call (seeds chosen by the supervisor); the outputs of
         the calls in ``keep`` (secret to the candidate code) are returned for a recheck (D3), and
-        with ``spot`` ({seed, k}) the samples of every timed output (``common.SpotSampler``)."""
+        with ``spot`` ({seed, k}) the samples of every timed output (``spotcheck.SpotSampler``)."""
         opts = req["options"]
         spot_req = req.get("spot")
-        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
+        spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
-            rec, kept = common.time_calls(self.model, self._make_args, [int(x) for x in req["seeds"]],
+            rec, kept = timing.time_calls(self.model, self._make_args, [int(x) for x in req["seeds"]],
                                           self.device, opts, keep=req.get("keep", []), guard=self._tampered,
                                           spot=spot)
         except BaseException as exc:  # noqa: BLE001
-            return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
+            return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": failures.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
         # Every aten operator's kernels in the last timing request (the supervisor asks; the
         # watched ones were checked after every call): about 0.1 s, once per verdict.
@@ -400,9 +402,9 @@ class CandidateExecutor:
             return self._calibrate(req)
         commit = bool(req.get("commit", False)) and bool(req.get("call", True))
         outs = [] if commit else None
-        fps = common.Commitments() if commit else None  # made as each output is kept
+        fps = wallcheck.Commitments() if commit else None  # made as each output is kept
         self._wall_outputs = None
-        if req.get("map"):  # CPU, untimed: the shared input file (common.SharedInputs)
+        if req.get("map"):  # CPU, untimed: the shared input file (wallcheck.SharedInputs)
             self._shared.open(str(req["map"]["path"]), int(req["map"]["bytes"]))
         make_args, seed = self._make_args, int(req["seed"])
         # The request's own work is reported only where it is all kgym's code: inputs read from
@@ -411,14 +413,14 @@ class CandidateExecutor:
         harness = None
         if req.get("layout") is not None and self._shared.buf is not None:
             layout, shared = req["layout"], self._shared  # the inputs come from the shared file
-            make_args = lambda s: common.unseed() or shared.args(layout[s - seed])  # noqa: E731
+            make_args = lambda s: loading.unseed() or shared.args(layout[s - seed])  # noqa: E731
             harness = {}
-        guard = common.HarnessGuard()
-        host_ms = common.wall_calls(self.model, make_args, seed, int(req["n"]),
-                                    bool(req.get("call", True)), self.device,
-                                    sync_each=bool(req.get("sync_each", True)), keep=outs,
-                                    arena=self._arena if commit else None,
-                                    commit=fps, guard=guard, harness=harness)
+        guard = harness_guard.HarnessGuard()
+        host_ms = wallcheck.wall_calls(self.model, make_args, seed, int(req["n"]),
+                                       bool(req.get("call", True)), self.device,
+                                       sync_each=bool(req.get("sync_each", True)), keep=outs,
+                                       arena=self._arena if commit else None,
+                                       commit=fps, guard=guard, harness=harness)
         # (CPU: the request's own work as this process measured it; the supervisor bounds it by
         # the reference's calibrations before taking it out: docs/timing.md "Wall check, CPU")
         rec = {"ok": True, "host_ms": host_ms, "harness_ms": harness.get("ms") if harness is not None else None}
@@ -458,9 +460,10 @@ class CandidateExecutor:
         if self._output_spec:
             like = [torch.empty(shape, dtype=dtype, device=self.device) for shape, dtype in self._output_spec]
             like = like[0] if len(like) == 1 else like
-        commits = common.Commitments() if like is not None else None
-        host_ms = common.wall_calls(None, self._make_args, int(req["seed"]), int(req["n"]), False, self.device,
-                                    sync_each=False, commit=commits, stand_in=like, guard=common.HarnessGuard())
+        commits = wallcheck.Commitments() if like is not None else None
+        host_ms = wallcheck.wall_calls(None, self._make_args, int(req["seed"]), int(req["n"]), False, self.device,
+                                       sync_each=False, commit=commits, stand_in=like,
+                                       guard=harness_guard.HarnessGuard())
         if commits is not None:
             commits.done()
         return {"ok": True, "host_ms": host_ms}
@@ -469,11 +472,11 @@ class CandidateExecutor:
     _ops_watched = False  # whether the input generation's operators were recorded
     _harness_ops_watched = False  # whether the harness checks' operators were recorded
     _arena = None
-    _shared = common.SharedInputs()  # one executor per worker process
+    _shared = wallcheck.SharedInputs()  # one executor per worker process
 
     def _reserve(self, n: int, nbytes: int) -> None:
         """GPU: ``n`` device blocks of ``nbytes`` allocated and freed (they stay in torch's cache).
-        CPU: an output arena of ``n`` slots of ``nbytes`` (``common.OutputArena``, kept while it
+        CPU: an output arena of ``n`` slots of ``nbytes`` (``wallcheck.OutputArena``, kept while it
         fits), into which the timed request copies its outputs."""
         if n <= 0 or nbytes <= 0 or n * nbytes > (4 << 30):
             return
@@ -481,7 +484,7 @@ class CandidateExecutor:
             if not self.device.startswith("cuda"):
                 if self._arena is None or not self._arena.fits(n, nbytes):
                     self._arena = None
-                    self._arena = common.OutputArena(n, nbytes)
+                    self._arena = wallcheck.OutputArena(n, nbytes)
                 return
             blocks = [torch.empty(nbytes, dtype=torch.uint8, device=self.device) for _ in range(n)]
             del blocks
@@ -495,7 +498,7 @@ class CandidateExecutor:
         for k in req["indices"]:
             k = int(k)
             value = outs[k] if 0 <= k < len(outs) else None
-            ts = common.output_tensors(value) if value is not None else None
+            ts = loading.output_tensors(value) if value is not None else None
             if ts is None:
                 metas.append({"kind": "invalid", "type": type(value).__name__})
             else:

@@ -11,7 +11,7 @@ scale); the device is the worker's own.
 """
 import torch
 
-from . import common
+from . import loading, timing
 
 PROBE_SEED = 0x9B0BE  # fixed and public: the probe input is not a correctness case
 
@@ -30,7 +30,7 @@ def probe(module, model, device: str, task_id: str, scale: float) -> dict:
     tensors' shapes, "input_elements": the largest input tensor's element count}; raises TaskNotRunnable when the inputs cannot be made or the
     reference raises."""
     try:
-        inputs = common.make_inputs(module, PROBE_SEED, "nominal", device)
+        inputs = loading.make_inputs(module, PROBE_SEED, "nominal", device)
     except Exception as exc:  # noqa: BLE001 - the task's own get_inputs failed
         raise TaskNotRunnable(f"{_where(task_id, scale)} cannot run: its get_inputs() fails on the probe: "
                               f"{type(exc).__name__}: {exc}") from exc
@@ -43,7 +43,7 @@ def probe(module, model, device: str, task_id: str, scale: float) -> dict:
             for name, b in model.named_buffers():
                 if name in buffers and b.shape == buffers[name].shape:
                     b.copy_(buffers[name])
-        common.synchronize(device)
+        timing.synchronize(device)
     except (torch.OutOfMemoryError, MemoryError):
         # Not the task's verdict: memory is shared with the candidate's processes, which may hold
         # it on purpose; raised as it is, it is not cached as "the task cannot run".
@@ -51,7 +51,7 @@ def probe(module, model, device: str, task_id: str, scale: float) -> dict:
     except Exception as exc:  # noqa: BLE001 - the reference itself failed
         raise TaskNotRunnable(f"{_where(task_id, scale)} cannot run: the reference fails on the probe input: "
                               f"{type(exc).__name__}: {exc}") from exc
-    tensors = common.output_tensors(out)
+    tensors = loading.output_tensors(out)
     shape = [list(t.shape) for t in tensors] if tensors else type(out).__name__
     largest = max([t.numel() for t in inputs if isinstance(t, torch.Tensor)] + [0])
     return {"output": shape, "input_elements": largest}
@@ -62,7 +62,7 @@ def construct(module, device: str, init_seed: int, task_id: str, scale: float):
     naming the task and scale when the task's own construction fails (8 groups for 1 channel)."""
     try:
         init_inputs = module.get_init_inputs()
-        common.seed_all(int(init_seed))
+        loading.seed_all(int(init_seed))
         model = module.Model(*init_inputs).to(device)
         return init_inputs, model
     except Exception as exc:  # noqa: BLE001
@@ -77,7 +77,7 @@ def load_and_probe(source: str, device: str, task_id: str, scale: float) -> dict
     scaled = {}
     try:
         try:
-            module, scaled = common.load_task(source, "kgym_task_probe", float(scale))
+            module, scaled = loading.load_task(source, "kgym_task_probe", float(scale))
         except Exception as exc:  # noqa: BLE001
             raise TaskNotRunnable(f"{_where(task_id, scale)} cannot run: the task does not load: "
                                   f"{type(exc).__name__}: {exc}") from exc

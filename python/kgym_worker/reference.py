@@ -14,7 +14,8 @@ import traceback
 
 import torch
 
-from . import common, devicecopy, fastcompare, integrity, parameters, probe, protocol, tensors
+from . import (devicecopy, failures, fastcompare, harness_guard, heap, integrity, loading, parameters, probe,
+               protocol, spotcheck, tensors, timing, wallcheck)
 
 ROOFLINE_SEED = 0x5EED
 OTHER_SHAPE_FACTOR = 0.75   # other-shape case: size constants x0.75, made odd (D12, H23)
@@ -24,9 +25,9 @@ FP64_MAX_FLOPS = {"cuda": 5e13, "cpu": 2e9}  # skip the float64 reference above 
 def _odd_sizes(module, factor: float) -> dict:
     changed = {}
     for name, value in list(vars(module).items()):
-        if name.startswith("_") or type(value) is not int or value < common.SCALE_MIN:
+        if name.startswith("_") or type(value) is not int or value < loading.SCALE_MIN:
             continue
-        new = max(common.SCALE_MIN - 1, int(round(value * factor))) | 1
+        new = max(loading.SCALE_MIN - 1, int(round(value * factor))) | 1
         if new != value:
             setattr(module, name, new)
             changed[name] = [value, new]
@@ -136,9 +137,9 @@ class ReferenceWorker:
         of one call, and the device's measured peaks: the physics floor of the task (D11)."""
         rec = {"bytes": 0, "flops": 0.0, "bandwidth_gbps": 0.0, "peak_tflops": 0.0, "floor_ms": 0.0,
                "applied": False, "note": ""}
-        inputs = common.make_inputs(module, ROOFLINE_SEED, "nominal", self.device, on_device=True)
+        inputs = loading.make_inputs(module, ROOFLINE_SEED, "nominal", self.device, on_device=True)
         total, dense, avoided, out = count_flops(model, inputs)
-        common.synchronize(self.device)
+        timing.synchronize(self.device)
         rec["bytes"] = _nbytes(inputs) + _nbytes(out)
         # `flops` is what the floor uses; `total_flops` (this process only) sizes the float64
         # cross-check.
@@ -165,7 +166,7 @@ class ReferenceWorker:
         if self.device.startswith("cuda"):
             props = torch.cuda.get_device_properties(torch.device(self.device))
             out.update(device_name=props.name, sm_count=props.multi_processor_count,
-                       l2_bytes=common.l2_bytes(self.device), total_memory=props.total_memory)
+                       l2_bytes=timing.l2_bytes(self.device), total_memory=props.total_memory)
             try:
                 import subprocess
                 out["driver"] = subprocess.run(
@@ -190,7 +191,7 @@ class ReferenceWorker:
             return {"ok": True, "scaled": self.tasks[key]["scaled"]}
         scale = float(req.get("scale", 1.0))
         task_id = str(req.get("task_id", ""))
-        module, scaled = common.load_task(req["source"], "kgym_task", scale)
+        module, scaled = loading.load_task(req["source"], "kgym_task", scale)
         init_inputs, model = probe.construct(module, self.device, int(req["init_seed"]), task_id, scale)
         # The probe (probe.py): once per (task source, scale) in this worker, before any case.
         probe_key = (hashlib.sha256(req["source"].encode()).hexdigest(), scale)
@@ -224,7 +225,7 @@ class ReferenceWorker:
         """The task with its size constants changed (x0.75, odd), or a reason why not."""
         if task["other"] is None:
             try:
-                module, _ = common.load_task(task["source"], "kgym_task_other", task["scale"])
+                module, _ = loading.load_task(task["source"], "kgym_task_other", task["scale"])
                 changed = _odd_sizes(module, OTHER_SHAPE_FACTOR)
                 if not changed:
                     task["other"] = "the task has no size constants (module-level ints >= 16)"
@@ -251,14 +252,14 @@ class ReferenceWorker:
         transform = req.get("transform", "nominal")
         # Generated on the device (as the candidate worker and the rechecks regenerate them); the
         # fingerprint is taken now, before anything computes on the inputs.
-        inputs = common.make_inputs(module, seed, transform, self.device, on_device=True)
+        inputs = loading.make_inputs(module, seed, transform, self.device, on_device=True)
         reply["regenerate"] = {"seed": seed, "transform": transform, "sizes": reply.get("sizes", {}),
                                "fingerprint": tensors.fingerprint(inputs)}
         if req.get("shape") == "other":
             try:  # the reference must run on these sizes (else the task does not allow them)
                 with torch.no_grad():
-                    reference = task["model"](*common.clone_value(inputs))
-                common.synchronize(self.device)
+                    reference = task["model"](*loading.clone_value(inputs))
+                timing.synchronize(self.device)
             except Exception as exc:  # noqa: BLE001
                 return {"ok": True, "skipped": f"the reference fails on other sizes: {type(exc).__name__}: {exc}"}
         task["cases"][int(req["index"])] = {"inputs": inputs, "reference": reference}
@@ -275,8 +276,8 @@ class ReferenceWorker:
         case = task["cases"][index]
         if case["reference"] is None:
             with torch.no_grad():
-                case["reference"] = task["model"](*common.clone_value(case["inputs"]))
-            common.synchronize(self.device)
+                case["reference"] = task["model"](*loading.clone_value(case["inputs"]))
+            timing.synchronize(self.device)
         return case["reference"]
 
     def _reference64(self, task, inputs):
@@ -290,8 +291,8 @@ class ReferenceWorker:
             if task["model64"] is None:
                 task["model64"] = copy.deepcopy(task["model"]).double()
             with torch.no_grad():
-                out = task["model64"](*_to_double(common.clone_value(inputs)))
-            common.synchronize(self.device)
+                out = task["model64"](*_to_double(loading.clone_value(inputs)))
+            timing.synchronize(self.device)
             return out
         except Exception:  # noqa: BLE001
             task["model64"] = False if task["model64"] is None else task["model64"]
@@ -476,24 +477,24 @@ class ReferenceWorker:
                 if isinstance(got, str):
                     out.append({"ok": True, "structure_matches": False, "detail": got})
                     continue
-                if common.commitment(got) != item["fingerprint"]:
+                if wallcheck.commitment(got) != item["fingerprint"]:
                     out.append({"ok": True, "structure_matches": False,
                                 "detail": "the output differs from the one the candidate's process committed "
                                           "to inside the timed wall-clock request"})
                     continue
             inputs = self._timed_inputs(task)(item["seed"])
             with torch.no_grad():
-                ref = task["model"](*common.clone_value(inputs))
-            common.synchronize(self.device)
+                ref = task["model"](*loading.clone_value(inputs))
+            timing.synchronize(self.device)
             ref64 = self._reference64(task, inputs)  # as in the cases: the fp64 fallback and check apply
             out.append(self._compare(ref, ref64, inputs, item["output"], blobs, req["tolerances"], audit=False))
         return {"ok": True, "results": out}
 
     def _timed_inputs(self, task):
         """make_args for a timed call's seed: the task's nominal inputs on the device, as the
-        candidate worker makes them (common.make_inputs)."""
+        candidate worker makes them (loading.make_inputs)."""
         module = task["module"]
-        return lambda seed: common.make_inputs(module, int(seed), "nominal", self.device, on_device=True)
+        return lambda seed: loading.make_inputs(module, int(seed), "nominal", self.device, on_device=True)
 
     def wall_calibration(self, req, blobs):
         """What the candidate's committed wall request costs without the calls, measured here
@@ -523,14 +524,14 @@ class ReferenceWorker:
             if model is None:
                 return {"ok": True, "unsupported": f"no {kind} baseline in this task"}
             n, seed = int(req["n"]), int(req["seed"])
-            commits, keep = common.Commitments(), []
+            commits, keep = wallcheck.Commitments(), []
             make_args, harness = self._wall_inputs_of(task, req, n, seed)
             arena = None
             if not self.device.startswith("cuda"):
                 arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
-            common.wall_calls(model, make_args, seed, n, True, self.device,
-                              sync_each=bool(req.get("sync_each", False)), keep=keep, arena=arena, commit=commits,
-                              guard=common.HarnessGuard(), harness=harness)
+            wallcheck.wall_calls(model, make_args, seed, n, True, self.device,
+                                 sync_each=bool(req.get("sync_each", False)), keep=keep, arena=arena, commit=commits,
+                                 guard=harness_guard.HarnessGuard(), harness=harness)
             # (the N kept outputs' memory goes back after the reply: serve)
             return {"ok": True, "fingerprints": commits.done(),
                     "harness_ms": harness.get("ms") if harness is not None else None}
@@ -540,26 +541,26 @@ class ReferenceWorker:
         n, seed = int(req["n"]), int(req["seed"])
         make_args, harness = self._wall_inputs_of(task, req, n, seed)
         arena = self._arena if self._arena is not None and self._arena.fits(n, 0) else None
-        commits = common.Commitments() if like is not None else None
+        commits = wallcheck.Commitments() if like is not None else None
         # As the candidate's request: after each input set, the stand-in output copied into the
         # arena (CPU) and committed to at once; the commitments read back at the end.
-        common.wall_calls(None, make_args, seed, n, False, self.device,
-                          sync_each=bool(req.get("sync_each", True)), arena=arena, commit=commits,
-                          stand_in=like, guard=common.HarnessGuard(), harness=harness)  # (its checks' cost, as the candidate's)
+        wallcheck.wall_calls(None, make_args, seed, n, False, self.device,
+                             sync_each=bool(req.get("sync_each", True)), arena=arena, commit=commits,
+                             stand_in=like, guard=harness_guard.HarnessGuard(), harness=harness)  # (its checks' cost, as the candidate's)
         return {"ok": True, "fingerprints": commits.done() if commits is not None else [],
                 "harness_ms": harness.get("ms") if harness is not None else None}
 
     def _wall_inputs_of(self, task, req, n: int, seed: int):
         """A wall request's input sets: ``(make_args, harness)``. With ``shared`` and a layout
         covering ``n`` sets (``_request_layout``), the shared file's sets, read as the candidate
-        reads them, and ``harness`` a dict for ``common.wall_calls`` to report the request's own
+        reads them, and ``harness`` a dict for ``wallcheck.wall_calls`` to report the request's own
         work in (as the candidate's request does, only for these: generated sets come from the
         task module's get_inputs, which the candidate's process may have replaced under profile
         off); else the sets generated from the seeds (``_timed_inputs``) and ``harness`` None."""
         layout = self._request_layout(req, n)
         if req.get("shared") and self._shared is not None and layout is not None:
             shared = self._shared
-            return (lambda s: common.unseed() or shared.args(layout[s - seed])), {}
+            return (lambda s: loading.unseed() or shared.args(layout[s - seed])), {}
         return self._timed_inputs(task), None
 
     def _request_layout(self, req, n: int):
@@ -573,12 +574,12 @@ class ReferenceWorker:
         return self._wall_layout if len(self._wall_layout) >= n else None
 
     _arena = None
-    _shared = None  # common.SharedInputs, made at the first wall_inputs
+    _shared = None  # wallcheck.SharedInputs, made at the first wall_inputs
     _wall_layout = []
 
     def wall_inputs(self, req, blobs):
         """CPU wall check: the ``n`` input sets of seeds ``seed`` + i written into the shared input
-        file (``common.SharedInputs``), the same values ``make_inputs`` gives the candidate's
+        file (``wallcheck.SharedInputs``), the same values ``make_inputs`` gives the candidate's
         timed calls (so the rechecks regenerate them from the seeds). Replies with the file, its
         size, the layout and whether the file is new; ``unsupported`` (a reason) when an input
         cannot be shared, and the supervisor then has the candidate generate its inputs."""
@@ -586,11 +587,11 @@ class ReferenceWorker:
         n, seed = int(req["n"]), int(req["seed"])
         make = self._timed_inputs(task)
         sets = [make(seed + i) for i in range(n)]
-        layout, nbytes = common.SharedInputs.plan(sets)
+        layout, nbytes = wallcheck.SharedInputs.plan(sets)
         if layout is None:
             return {"ok": True, "unsupported": nbytes}
         if self._shared is None:
-            self._shared = common.SharedInputs()
+            self._shared = wallcheck.SharedInputs()
         created = self._shared.write(sets, layout, nbytes, self.workdir)
         self._wall_layout = layout
         return {"ok": True, "path": self._shared.path, "bytes": nbytes, "layout": layout, "created": created}
@@ -602,25 +603,25 @@ class ReferenceWorker:
         copies into, as the candidate's untimed request does for its own; ``release`` drops it."""
         if req.get("release"):  # after the wall check: the arena's memory back, nothing else
             self._arena = None
-            common.trim_heap()
+            heap.trim_heap()
             return {"ok": True}
         n, nbytes = int(req.get("reserve_n", 0)), int(req.get("reserve_bytes", 0))
         if not self.device.startswith("cuda") and 0 < n and 0 < nbytes and n * nbytes <= (4 << 30):
             if self._arena is None or not self._arena.fits(n, nbytes):
                 self._arena = None
                 try:
-                    self._arena = common.OutputArena(n, nbytes)
+                    self._arena = wallcheck.OutputArena(n, nbytes)
                 except RuntimeError:
                     pass
         protocol.settle()
-        common.synchronize(self.device)
+        timing.synchronize(self.device)
         return {"ok": True}
 
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
         fresh per-call inputs (the same seeds) as the candidate's round. On the GPU, with
         ``own_floor`` (default true), also the baseline's own wall-clock floor
-        (``wall_check_calls``, ``wall_check_ms``, ``wall_check_host_ms``: common.wall_per_call)."""
+        (``wall_check_calls``, ``wall_check_ms``, ``wall_check_host_ms``: wallcheck.wall_per_call)."""
         task = self.tasks[req["key"]]
         model = task["model"]
         if req["kind"] == "compile":
@@ -629,10 +630,10 @@ class ReferenceWorker:
             model = task["compiled"]
         make_args = self._timed_inputs(task)
         spot_req = req.get("spot") if req["kind"] == "eager" else None
-        spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
+        spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             seeds = [int(x) for x in req["seeds"]]
-            rec, _ = common.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
+            rec, _ = timing.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
             if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
@@ -641,13 +642,13 @@ class ReferenceWorker:
                 # per verdict (``own_floor``: the supervisor asks in the last round only).
                 times = sorted(rec["times_ms"])
                 n = min(100, max(5, math.ceil(float(req.get("wall_target_ms", 20.0)) / max(times[len(times) // 2], 1e-3))))
-                per_call, host = common.wall_per_call(model, make_args, seeds[-1] ^ 0x5A5A, n, self.device)
+                per_call, host = wallcheck.wall_per_call(model, make_args, seeds[-1] ^ 0x5A5A, n, self.device)
                 # (none when inconclusive: the supervisor then measures the floor itself)
                 rec["wall_check_calls"] = n if per_call > 0 else 0
                 rec["wall_check_ms"] = per_call * n
                 rec["wall_check_host_ms"] = host
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here
-            return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": common.failure("timing", exc)}}
+            return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": failures.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
         if spot is not None and "candidate" in spot_req:
             rec["spot"] = self._spot_check(task, spot, spot_req, seeds, int(req["options"]["warmup"]), make_args,
@@ -675,7 +676,7 @@ class ReferenceWorker:
                 and (pending[2].seed, pending[2].k) == (int(spot_req["seed"]), int(spot_req["k"])):
             spot = pending[2]  # eager's samples of this round's timed calls
         else:
-            spot = common.SpotSampler(spot_req["seed"], spot_req["k"], self.device)
+            spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device)
         result = self._spot_check(task, spot, spot_req, seeds, int(req["warmup"]), self._timed_inputs(task),
                                   req.get("tolerances", {}))
         return {"ok": True, "timing": {"spot": result}}
@@ -686,7 +687,7 @@ class ReferenceWorker:
         calls on the same seeds; for calls the baseline did not reach (its adaptive stop came
         first), the reference's output on the regenerated inputs, untimed. Returns {"checked",
         "failed": [{"index", "detail"}]} or {"error"} when the samples cannot be read."""
-        cand, why = common.spot_decode(spot_req.get("candidate"))
+        cand, why = spotcheck.spot_decode(spot_req.get("candidate"))
         if cand is None:
             return {"checked": 0, "failed": [], "error": why}
         n = int(spot_req.get("calls", cand.shape[0]))
@@ -697,7 +698,7 @@ class ReferenceWorker:
                 if warmup + i >= len(seeds):
                     return {"checked": 0, "failed": [], "error": f"spot samples of call {i}, past the round's seeds"}
                 spot.add(task["model"](*make_args(seeds[warmup + i])))
-        common.synchronize(self.device)
+        timing.synchronize(self.device)
         ref = spot.table()[:n]
         if ref.shape[1] != cand.shape[1]:
             return {"checked": n, "failed": [{"index": 0, "detail": f"the outputs' sampled width is {cand.shape[1]}, "
@@ -713,7 +714,7 @@ class ReferenceWorker:
                 rtols.append(0.0)
         trusted = spot_req.get("trusted") if isinstance(spot_req.get("trusted"), list) else None
         failed = [{"index": i, "detail": d}
-                  for i, d in enumerate(common.spot_compare(cand, ref, atols, rtols, spot.k, trusted)) if d]
+                  for i, d in enumerate(spotcheck.spot_compare(cand, ref, atols, rtols, spot.k, trusted)) if d]
         return {"checked": n, "failed": failed}
 
     def drop_task(self, req, blobs):

@@ -73,8 +73,8 @@ def _child(ctrl: socket.socket, chan_fd: int, req: dict) -> None:
         if req["device"] == "cpu":  # same thread count for candidate and references
             import torch
             torch.set_num_threads(max(1, int(os.environ.get("KGYM_CPU_THREADS", "1"))))
-            from . import common
-            common.keep_heap()  # freed tensors stay in the heap: no page faults in timed requests
+            from . import heap
+            heap.keep_heap()  # freed tensors stay in the heap: no page faults in timed requests
         chan = socket.socket(fileno=3)
         if req["role"] == "reference":
             from . import reference
@@ -291,7 +291,10 @@ def main() -> None:
     if triton_interp.interpreting():
         triton_interp.numpy_compat()  # every worker's interpreter, before the candidate's code
     import numpy  # noqa: F401
-    from . import candidate, common, integrity, opwatch, reference, tensors  # noqa: F401 - warm imports
+    # Warm imports; harness_guard takes its snapshot of what the timed loops call here, before any
+    # candidate code runs.
+    from . import (candidate, contract, failures, harness_guard, heap, integrity, loading, opwatch,  # noqa: F401
+                   reference, spotcheck, tensors, timing, wallcheck)
     # The op watch's global callback, before any fork: every worker has it from its start.
     print(f"kgym op watch: {opwatch.install()}", flush=True)
     integrity.preload_dispatcher()  # every worker's dispatcher fingerprint starts from here

@@ -9,7 +9,7 @@ import threading
 import pytest
 import torch
 
-from kgym_worker import common, protocol, tensors
+from kgym_worker import loading, protocol, tensors
 from kgym_worker.candidate import CandidateExecutor
 from kgym_worker.reference import ReferenceWorker
 
@@ -103,13 +103,13 @@ def _case(ref, ex, index, shape=None):
 
 
 def test_fingerprint_same_seed_same_value_one_change_differs():
-    mod = common.load_module_from_memory(TASK, "kgym_task_fp")
-    a = common.make_inputs(mod, 1234, "nominal", "cpu", on_device=True)
-    b = common.make_inputs(mod, 1234, "nominal", "cpu", on_device=True)
+    mod = loading.load_module_from_memory(TASK, "kgym_task_fp")
+    a = loading.make_inputs(mod, 1234, "nominal", "cpu", on_device=True)
+    b = loading.make_inputs(mod, 1234, "nominal", "cpu", on_device=True)
     fa = tensors.fingerprint(a)
     assert fa == tensors.fingerprint(b) == _wire(fa)
-    assert tensors.fingerprint(common.make_inputs(mod, 1235, "nominal", "cpu", on_device=True)) != fa
-    assert tensors.fingerprint(common.make_inputs(mod, 1234, "negate", "cpu", on_device=True)) != fa
+    assert tensors.fingerprint(loading.make_inputs(mod, 1235, "nominal", "cpu", on_device=True)) != fa
+    assert tensors.fingerprint(loading.make_inputs(mod, 1234, "negate", "cpu", on_device=True)) != fa
     changed = [a[0].clone(), a[1]]
     changed[0][7, 3] = torch.nextafter(changed[0][7, 3], torch.tensor(1e30))  # one ulp
     assert tensors.fingerprint(changed) != fa
@@ -201,9 +201,9 @@ def test_numpy_blobs_travel_without_copies_and_decode_exactly():
 def test_gpu_regeneration_and_word_sums(tmp_path):
     """On a GPU: inputs generated on the device from one seed twice have one fingerprint, the
     device's word sums equal the CPU's for the same bytes, and a case is regenerated end to end."""
-    mod = common.load_module_from_memory(TASK, "kgym_task_gpu")
-    a = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
-    b = common.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
+    mod = loading.load_module_from_memory(TASK, "kgym_task_gpu")
+    a = loading.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
+    b = loading.make_inputs(mod, 99, "scale3", "cuda:0", on_device=True)
     assert a[0].is_cuda and tensors.fingerprint(a) == tensors.fingerprint(b)
     big = torch.randn(3 * tensors.FINGERPRINT_ROW ** 2 + 5, device="cuda:0")
     assert tensors._word_sums(big) == tensors._word_sums(big.cpu())
@@ -216,14 +216,14 @@ def test_gpu_regeneration_and_word_sums(tmp_path):
 
 
 def test_seed_all_matches_torch_manual_seed():
-    """common.seed_all sets the generator states torch.manual_seed sets (CPU, and every CUDA
+    """loading.seed_all sets the generator states torch.manual_seed sets (CPU, and every CUDA
     device where there is one), so inputs made by either are the same values."""
     for seed in (0, 7, 2**62 + 3):
         torch.manual_seed(seed)
         want_cpu = torch.get_rng_state()
         want_cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else []
         torch.manual_seed(seed + 1)  # move away, so that equality below is seed_all's doing
-        common.seed_all(seed)
+        loading.seed_all(seed)
         assert torch.equal(torch.get_rng_state(), want_cpu)
         for got, want in zip(torch.cuda.get_rng_state_all() if want_cuda else [], want_cuda):
             assert torch.equal(got, want)

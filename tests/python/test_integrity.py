@@ -8,7 +8,7 @@ import types
 import pytest
 import torch
 
-from kgym_worker import common, integrity, tensors
+from kgym_worker import harness_guard, integrity, loading, tensors, timing, wallcheck
 from kgym_worker.candidate import CandidateExecutor
 from kgym_worker.reference import ReferenceWorker
 
@@ -245,8 +245,8 @@ def test_other_shape_case(tmp_path):
 def test_recheck_regenerates_from_seed(tmp_path):
     ref, _ = _ref(tmp_path)
     module = ref.tasks["k"]["module"]
-    good = torch.relu(common.make_inputs(module, 77, "nominal", "cpu", on_device=True)[0])
-    stale = torch.relu(common.make_inputs(module, 78, "nominal", "cpu", on_device=True)[0])
+    good = torch.relu(loading.make_inputs(module, 77, "nominal", "cpu", on_device=True)[0])
+    stale = torch.relu(loading.make_inputs(module, 78, "nominal", "cpu", on_device=True)[0])
     blobs = []
     items = [{"index": 0, "seed": 77, "output": tensors.encode(good, blobs)},
              {"index": 1, "seed": 77, "output": tensors.encode(stale, blobs)}]
@@ -310,13 +310,13 @@ def test_executor_sees_thread_and_late_write(tmp_path):
 
 
 def test_executor_reports_tampering(tmp_path):
-    patch = "import sys\nsys.modules['kgym_worker.common'].wall_calls = lambda *a: None\n" + HONEST
+    real = wallcheck.wall_calls  # put back after (a reload would leave harness_guard's snapshot stale)
+    patch = "import sys\nsys.modules['kgym_worker.wallcheck'].wall_calls = lambda *a: None\n" + HONEST
     ex, rec = _executor(tmp_path, patch)
     try:
         assert rec["ok"] and any("wall_calls" in t for t in rec["tampered"])
     finally:
-        import importlib
-        importlib.reload(common)
+        wallcheck.wall_calls = real
     flag = "import torch\ntorch.set_float32_matmul_precision('medium')\n" + HONEST
     ex, rec = _executor(tmp_path, flag)
     assert any("float32_matmul_precision" in t for t in rec["tampered"])
@@ -331,7 +331,7 @@ def test_executor_times_fresh_inputs_and_returns_kept_outputs(tmp_path):
     kept = reply["kept"]
     assert [k["index"] for k in kept] == [2, 3]  # the requested one and, always, the last call
     out = tensors.decode(kept[0]["output"], blobs, "cpu")
-    want = common.make_inputs(ex.task, 14, "nominal", "cpu", on_device=True)[0].clamp_min(0)
+    want = loading.make_inputs(ex.task, 14, "nominal", "cpu", on_device=True)[0].clamp_min(0)
     assert torch.equal(out, want)
     launch = ex.trace({"seeds": [1, 2]}, [])["launch"]
     assert launch["traced"] is False  # no kernels on the CPU
@@ -473,7 +473,7 @@ def test_the_task_modules_globals_and_the_torch_functions_it_names_are_fingerpri
     code names too."""
     src = TASK.replace("return [torch.randn(batch, dim)]", "return [torch.tril(torch.randn(batch, dim))]")
     assert src != TASK
-    mod = common.load_module_from_memory(src, "kgym_task_ns")
+    mod = loading.load_module_from_memory(src, "kgym_task_ns")
     fp = integrity.Fingerprints().add_namespace(mod, "task")
     assert fp.changed() == []
     real = mod.torch
@@ -562,9 +562,9 @@ def test_every_timed_call_keeps_the_call_contract():
             "l2_flush": False}
     make = lambda s: (torch.randn(64, generator=torch.Generator().manual_seed(s)),)  # noqa: E731
     seeds = list(range(1, 6))
-    rec, _ = common.time_calls(torch.relu, make, seeds, "cpu", opts, keep=[1])
+    rec, _ = timing.time_calls(torch.relu, make, seeds, "cpu", opts, keep=[1])
     assert not rec["tampered"], rec["tampered"]
-    rec, _ = common.time_calls(lambda x: x.relu_(), make, seeds, "cpu", opts, keep=[1])
+    rec, _ = timing.time_calls(lambda x: x.relu_(), make, seeds, "cpu", opts, keep=[1])
     assert any("overlaps an input" in t for t in rec["tampered"]), rec["tampered"]
     assert any("changed their inputs" in t for t in rec["tampered"]), rec["tampered"]
 
@@ -577,12 +577,12 @@ def test_every_timed_call_keeps_the_call_contract():
         out = x.detach()
         x.set_()
         return out
-    rec, _ = common.time_calls(set_storage, make, seeds, "cpu", opts, keep=[])
+    rec, _ = timing.time_calls(set_storage, make, seeds, "cpu", opts, keep=[])
     assert any("overlaps an input" in t for t in rec["tampered"]), rec["tampered"]
-    guard = common.HarnessGuard()
-    common.wall_calls(set_storage, make, 1, 3, True, "cpu", keep=[], guard=guard)
+    guard = harness_guard.HarnessGuard()
+    wallcheck.wall_calls(set_storage, make, 1, 3, True, "cpu", keep=[], guard=guard)
     assert guard.aliased == 3
-    rec, _ = common.time_calls(scratch, make, seeds, "cpu", opts, keep=[2])
+    rec, _ = timing.time_calls(scratch, make, seeds, "cpu", opts, keep=[2])
     assert [t for t in rec["tampered"] if "changed their inputs" in t] and \
         not [t for t in rec["tampered"] if "overlaps" in t], rec["tampered"]
 
@@ -592,46 +592,72 @@ def test_harness_guard_finds_a_loop_function_replaced_inside_a_request():
     no-copy version (the reference's calibration still paid the copy). The guard, checked after
     every call of wall_calls, names it; an instance attribute shadowing the method too; nothing
     when the harness is intact."""
-    arena = common.OutputArena(4, 1024)
+    arena = wallcheck.OutputArena(4, 1024)
     make = lambda s: (torch.randn(16),)  # noqa: E731
-    clean = common.HarnessGuard()
-    common.wall_calls(torch.relu, make, 1, 4, True, "cpu", keep=[], arena=arena, guard=clean)
+    clean = harness_guard.HarnessGuard()
+    wallcheck.wall_calls(torch.relu, make, 1, 4, True, "cpu", keep=[], arena=arena, guard=clean)
     assert clean.hits == [] and clean.aliased == 0
-    original = common.OutputArena.store
+    original = wallcheck.OutputArena.store
 
     def patching(x):
-        common.OutputArena.store = lambda self, i, out: out
+        wallcheck.OutputArena.store = lambda self, i, out: out
         return torch.relu(x)
-    guard = common.HarnessGuard()
+    guard = harness_guard.HarnessGuard()
     try:
-        common.wall_calls(patching, make, 1, 3, True, "cpu", keep=[], arena=arena, guard=guard)
+        wallcheck.wall_calls(patching, make, 1, 3, True, "cpu", keep=[], arena=arena, guard=guard)
     finally:
-        common.OutputArena.store = original
+        wallcheck.OutputArena.store = original
     assert any("OutputArena.store" in h for h in guard.hits), guard.hits
     assert len(guard.hits) == len(set(guard.hits)), guard.hits  # each finding once, not once per call
 
     def shadowing(x):
         arena.store = lambda i, out: out
         return torch.relu(x)
-    guard = common.HarnessGuard()
-    common.wall_calls(shadowing, make, 1, 2, True, "cpu", keep=[], arena=arena, guard=guard)
+    guard = harness_guard.HarnessGuard()
+    wallcheck.wall_calls(shadowing, make, 1, 2, True, "cpu", keep=[], arena=arena, guard=guard)
     del arena.store
     assert any("shadows a method of OutputArena" in h for h in guard.hits), guard.hits
-    guard = common.HarnessGuard()
-    common.wall_calls(lambda x: x.relu_(), make, 1, 3, True, "cpu", keep=[], guard=guard)
+    guard = harness_guard.HarnessGuard()
+    wallcheck.wall_calls(lambda x: x.relu_(), make, 1, 3, True, "cpu", keep=[], guard=guard)
     assert guard.aliased == 3
 
+
+
+def test_harness_guard_holds_each_name_where_the_loops_call_it(monkeypatch):
+    """Every guarded name is in the snapshot taken at import (none dropped as missing), no other
+    kgym_worker module of the loops holds its own binding of one (a loop calling that copy would
+    go unwatched), and replacing one in its module is a hit naming that module."""
+    from kgym_worker import contract, heap, spotcheck
+    names = harness_guard._GUARDED_NAMES
+    assert {(path, attr) for path, attr, *_ in harness_guard._GUARD_SNAPSHOT} == set(names)
+    own = {"loading": loading, "timing": timing, "contract": contract, "spotcheck": spotcheck, "heap": heap,
+           "wallcheck": wallcheck}
+    for path, attr in names:
+        root = path.partition(".")[0]
+        if root not in harness_guard._HARNESS_MODULES:
+            continue
+        assert root in own
+        if path == root:
+            for name, mod in own.items():
+                assert name == root or attr not in vars(mod), (name, attr)
+        owner = harness_guard.HarnessGuard._resolve(path)
+        with monkeypatch.context() as m:
+            m.setattr(owner, attr, lambda *a, **k: None)
+            guard = harness_guard.HarnessGuard()
+            assert not guard.check()
+        assert guard.hits == [f"kgym_worker.{path}.{attr} replaced during a timed request"], guard.hits
+    assert harness_guard.HarnessGuard().check()
 
 def test_input_generation_leaves_no_seed_to_read():
     """Red team rt24 (P3): torch.initial_seed() after make_inputs told the evaluation's phases
     apart (cases repeat a seed, the wall check counts up). The generators are reseeded from OS
     entropy once the inputs are made; the inputs themselves still follow the seed."""
-    mod = common.load_module_from_memory(
+    mod = loading.load_module_from_memory(
         "import torch\ndef get_inputs():\n    return [torch.rand(8)]\ndef get_init_inputs():\n    return []\n",
         "kgym_task_unseed")
-    a = common.make_inputs(mod, 7, "nominal", "cpu")
+    a = loading.make_inputs(mod, 7, "nominal", "cpu")
     s1 = torch.initial_seed()
-    b = common.make_inputs(mod, 7, "nominal", "cpu")
+    b = loading.make_inputs(mod, 7, "nominal", "cpu")
     s2 = torch.initial_seed()
     assert torch.equal(a[0], b[0])
     assert s1 != 7 and s2 != 7 and s1 != s2
@@ -645,7 +671,7 @@ def test_the_full_tamper_check_runs_once_per_round_not_per_call():
     calls = []
     opts = {"warmup": 1, "min_calls": 6, "max_calls": 6, "budget_ms": 1e9, "target_spread": 0.0,
             "l2_flush": False}
-    rec, _ = common.time_calls(torch.relu, lambda s: (torch.randn(8),), list(range(7)), "cpu", opts,
+    rec, _ = timing.time_calls(torch.relu, lambda s: (torch.randn(8),), list(range(7)), "cpu", opts,
                                guard=lambda: calls.append(1) or [])
     assert len(rec["times_ms"]) == 6 and len(calls) == 1
 
@@ -663,7 +689,7 @@ def test_wall_per_call_gives_no_figure_when_the_calls_are_lost_in_the_loops_nois
         spin(0.005)  # the loop's own work: 5 ms per input set
         return [torch.zeros(2)]
 
-    per_call, _ = common.wall_per_call(lambda x: x + 1, make_args, 7, 5, "cpu")
+    per_call, _ = wallcheck.wall_per_call(lambda x: x + 1, make_args, 7, 5, "cpu")
     assert per_call == 0.0
-    per_call, _ = common.wall_per_call(lambda x: spin(0.004) or x + 1, make_args, 7, 5, "cpu")
+    per_call, _ = wallcheck.wall_per_call(lambda x: spin(0.004) or x + 1, make_args, 7, 5, "cpu")
     assert 3.0 < per_call < 20.0  # ms

@@ -2,7 +2,7 @@
 scaled one are derived again, and sizes stay above what the task's windows, groups and heads need."""
 import torch
 
-from kgym_worker import common, probe
+from kgym_worker import loading, probe
 
 CONV_BIAS = '''
 import torch
@@ -46,7 +46,7 @@ def get_init_inputs():
 
 
 def test_a_derived_constant_is_derived_again_and_the_window_keeps_the_size():
-    module, scaled = common.load_task(CONV_BIAS, "kgym_task_t1", 0.05)
+    module, scaled = loading.load_task(CONV_BIAS, "kgym_task_t1", 0.05)
     assert module.out_channels == 6 and module.bias_shape == (6, 1, 1)  # not the unscaled 128
     assert scaled["derived"] == {"bias_shape": [6, 1, 1]}
     assert module.height == module.width == 8  # 64 x 0.05 = 3 is below the 7-wide kernel (+1)
@@ -56,7 +56,7 @@ def test_a_derived_constant_is_derived_again_and_the_window_keeps_the_size():
 
 
 def test_groups_round_channels_up_and_tuples_and_lists_are_scaled():
-    module, scaled = common.load_task(GROUPS, "kgym_task_t2", 0.1)
+    module, scaled = loading.load_task(GROUPS, "kgym_task_t2", 0.1)
     assert module.batch == 6  # unpacked from a tuple assignment
     assert module.channels == 8  # 32 x 0.1 = 3 rounded up to a multiple of the 8 groups
     assert module.layer_sizes == [6, 4]  # entries >= 16 scaled, small ones kept
@@ -73,7 +73,7 @@ def test_a_task_that_cannot_run_is_named_with_its_scale_and_error():
 
 def test_the_probe_leaves_the_reference_buffers_as_they_were():
     src = CONV_BIAS.replace("self.conv = nn.Conv2d(cin, cout, k)", "self.conv = nn.Sequential(nn.Conv2d(cin, cout, k), nn.BatchNorm2d(cout))")
-    module, _ = common.load_task(src, "kgym_task_t3", 0.05)
+    module, _ = loading.load_task(src, "kgym_task_t3", 0.05)
     _, model = probe.construct(module, "cpu", 0, "t3", 0.05)
     before = {n: b.clone() for n, b in model.named_buffers()}
     probe.probe(module, model, "cpu", "t3", 0.05)

@@ -5,7 +5,7 @@ request's cost without the calls (`wall_calibration`)."""
 import pytest
 import torch
 
-from kgym_worker import common, protocol, tensors
+from kgym_worker import harness_guard, protocol, tensors, wallcheck
 from test_case_inputs import HONEST, TASK, TOL, _executor, _reference
 
 # Returns garbage; the commitment is of that garbage, so the recheck finds it incorrect.
@@ -36,12 +36,12 @@ def protocol_read(b):
 
 def test_commitment_is_exact_and_order_free():
     a = torch.randn(5, 7)
-    assert common.commitment(a) == common.commitment(a.clone())
+    assert wallcheck.commitment(a) == wallcheck.commitment(a.clone())
     b = a.clone()
     b[2, 3] += 1e-6
-    assert common.commitment(a) != common.commitment(b)
-    assert common.commitment(a.t()) == common.commitment(a.t().contiguous())  # layout-free
-    assert common.commitment(3) == {"invalid": "int"}
+    assert wallcheck.commitment(a) != wallcheck.commitment(b)
+    assert wallcheck.commitment(a.t()) == wallcheck.commitment(a.t().contiguous())  # layout-free
+    assert wallcheck.commitment(3) == {"invalid": "int"}
 
 
 def test_honest_wall_outputs_match_commitment_and_task(tmp_path):
@@ -151,20 +151,20 @@ def test_cpu_baseline_wall_request_is_the_candidates(tmp_path, monkeypatch):
     ref.settle({"reserve_n": n, "reserve_bytes": 4 * 32 * 48}, [])
     made = ref.wall_inputs({"key": "k", "n": n, "seed": seed}, [])
     seen = {}
-    real = common.wall_calls
+    real = wallcheck.wall_calls
 
     def spy(fn, make_args, s, count, call, device, **kw):
         seen.update(kw, fn=fn, call=call, args=[make_args(s + i) for i in range(count)])
         return real(fn, make_args, s, count, call, device, **kw)
 
-    monkeypatch.setattr(reference_mod.common, "wall_calls", spy)
+    monkeypatch.setattr(reference_mod.wallcheck, "wall_calls", spy)
     generated = []
     monkeypatch.setattr(ref, "_timed_inputs", lambda task: (lambda sd: generated.append(sd)))
     assert ref.wall_calibration({"key": "k", "n": n, "seed": seed, "sync_each": True, "commit": True,
                                  "shared": True, "call": "eager"}, [])["ok"]
     assert seen["call"] and seen["fn"] is ref.tasks["k"]["model"]
     assert seen["arena"] is ref._arena and seen["arena"] is not None
-    assert isinstance(seen["commit"], common.Commitments) and seen["sync_each"] is True
+    assert isinstance(seen["commit"], wallcheck.Commitments) and seen["sync_each"] is True
     assert seen["guard"] is not None and isinstance(seen["keep"], list)
     assert not generated  # the inputs came from the shared file ...
     for i in range(n):    # ... the very sets the candidate's request got
@@ -243,8 +243,8 @@ def test_wall_calls_own_work_leaves_out_the_calls_objects(monkeypatch):
     taken out of the candidate's pairs); an output that does not fit its arena slot is hashed as
     the call's own object, so the request reports no figure at all."""
     reads = []
-    real = common._THREAD_NS
-    monkeypatch.setattr(common, "_THREAD_NS", lambda: reads.append(1) or real())
+    real = wallcheck._THREAD_NS
+    monkeypatch.setattr(wallcheck, "_THREAD_NS", lambda: reads.append(1) or real())
     inside = []
 
     class Finalizer:
@@ -257,18 +257,18 @@ def test_wall_calls_own_work_leaves_out_the_calls_objects(monkeypatch):
 
     make = lambda s: (torch.full((64,), float(s)),)  # noqa: E731
     harness = {}
-    common.wall_calls(call, make, 0, 4, True, "cpu", keep=[], arena=common.OutputArena(4, 64 * 4),
-                      commit=common.Commitments(), guard=common.HarnessGuard(), harness=harness)
+    wallcheck.wall_calls(call, make, 0, 4, True, "cpu", keep=[], arena=wallcheck.OutputArena(4, 64 * 4),
+                         commit=wallcheck.Commitments(), guard=harness_guard.HarnessGuard(), harness=harness)
     assert len(inside) == 4 and not any(inside), inside
     assert isinstance(harness["ms"], float) and harness["ms"] > 0
     small = {}  # slots of 64 bytes for outputs of 256: store hands the output itself back
-    common.wall_calls(lambda x: x * 2, make, 0, 3, True, "cpu", keep=[], arena=common.OutputArena(3, 16),
-                      commit=common.Commitments(), harness=small)
+    wallcheck.wall_calls(lambda x: x * 2, make, 0, 3, True, "cpu", keep=[], arena=wallcheck.OutputArena(3, 16),
+                         commit=wallcheck.Commitments(), harness=small)
     assert small["ms"] is None
 
 
 def test_output_arena_copies_or_keeps():
-    arena = common.OutputArena(3, 64)
+    arena = wallcheck.OutputArena(3, 64)
     x = torch.arange(10, dtype=torch.float32)
     stored = arena.store(1, x)
     assert torch.equal(stored, x) and stored.data_ptr() == arena.data.data_ptr() + arena.slot_bytes
@@ -322,10 +322,10 @@ def test_shared_input_file_without_room_is_a_clear_error(tmp_path):
     code = (
         "import os, resource, signal, sys\n"
         "sys.path.insert(0, sys.argv[1])\n"
-        "from kgym_worker import common\n"
+        "from kgym_worker import wallcheck\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))\n"
-        "w = common.SharedInputs()\n"
+        "w = wallcheck.SharedInputs()\n"
         "try:\n"
         "    w.write([], [], 64 << 20, sys.argv[2])\n"
         "except OSError as exc:\n"
@@ -347,9 +347,9 @@ def test_gpu_commitment_depends_on_values_not_layout():
     base = torch.randn(1001, device="cuda")
     for t in (base[1:], base[1:].half(), base.half()[1:], base[:7], torch.tensor(2.5, device="cuda"),
               base > 0, base.double()[1:].reshape(10, 100)[:, 1:]):
-        assert common.commitment(t) == common.commitment(t.clone()), t.dtype
+        assert wallcheck.commitment(t) == wallcheck.commitment(t.clone()), t.dtype
     even = base[:1000]  # 4000 bytes: 64-bit words
-    c = common.Commitments()
+    c = wallcheck.Commitments()
     c.add(even)
     changed = even.clone()
     changed[500] += 1

@@ -1,4 +1,4 @@
-"""common.warm_heap (CPU timer, docs/timing.md): after it, tensors of the request's size come from
+"""heap.warm_heap (CPU timer, docs/timing.md): after it, tensors of the request's size come from
 heap memory already faulted in, so a fresh worker's first timed calls pay no page faults."""
 import resource
 import subprocess
@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PROBE = """
 import resource, sys, torch
 sys.path.insert(0, {python!r})
-from kgym_worker import common
-assert common.keep_heap()
+from kgym_worker import heap
+assert heap.keep_heap()
 if {warm}:
-    assert common.warm_heap(64 << 20)
+    assert heap.warm_heap(64 << 20)
 f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(4):
     t = torch.empty(8 << 20, dtype=torch.uint8)
@@ -43,9 +43,9 @@ def test_a_warmed_heap_gives_the_calls_faulted_memory():
 
 
 def test_warming_twice_writes_once():
-    from kgym_worker import common
-    assert common.keep_heap()
-    assert common.warm_heap(40 << 20)
-    first = common._heap_warmed
-    assert common.warm_heap(36 << 20)  # smaller, heap top unchanged: nothing written again
-    assert common._heap_warmed == first
+    from kgym_worker import heap
+    assert heap.keep_heap()
+    assert heap.warm_heap(40 << 20)
+    first = heap._heap_warmed
+    assert heap.warm_heap(36 << 20)  # smaller, heap top unchanged: nothing written again
+    assert heap._heap_warmed == first

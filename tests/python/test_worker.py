@@ -8,7 +8,7 @@ import threading
 import pytest
 import torch
 
-from kgym_worker import common, protocol, tensors
+from kgym_worker import loading, protocol, tensors, timing
 from kgym_worker.candidate import CandidateExecutor
 from kgym_worker.reference import ReferenceWorker
 
@@ -62,19 +62,19 @@ def test_transfer_refuses_other_objects():
 
 
 def test_scale_sizes(tmp_path):
-    mod = common.load_module(TASK, "t", str(tmp_path))
-    changed = common.scale_sizes(mod, 0.5)
+    mod = loading.load_module(TASK, "t", str(tmp_path))
+    changed = loading.scale_sizes(mod, 0.5)
     assert changed == {"batch": [32, 16], "dim": [48, 24]}
     assert mod.get_inputs()[0].shape == (16, 24)
 
 
 def test_transforms():
     x = torch.tensor([-1.0, 2.0])
-    assert torch.equal(common.transform_value([x], "negate")[0], -x)
-    assert torch.equal(common.transform_value([x], "abs")[0], x.abs())
-    assert torch.equal(common.transform_value([torch.tensor([3])], "scale3")[0], torch.tensor([3]))
+    assert torch.equal(loading.transform_value([x], "negate")[0], -x)
+    assert torch.equal(loading.transform_value([x], "abs")[0], x.abs())
+    assert torch.equal(loading.transform_value([torch.tensor([3])], "scale3")[0], torch.tensor([3]))
     with pytest.raises(ValueError):
-        common.transform_value([x], "bogus")
+        loading.transform_value([x], "bogus")
 
 
 def _reference(tmp_path):
@@ -187,7 +187,7 @@ def test_time_calls_cpu_fresh_inputs_and_kept_outputs():
         seen.append(x.clone())
         return x + 1
     seeds = list(range(100, 109))
-    rec, kept = common.time_calls(fn, make_args, seeds, "cpu",
+    rec, kept = timing.time_calls(fn, make_args, seeds, "cpu",
                                   {"warmup": 1, "min_calls": 5, "max_calls": 8, "budget_ms": 1000,
                                    "target_spread": 0.0}, keep=[0, 3])
     assert rec["method"] == "monotonic_clock" and 5 <= len(rec["times_ms"]) <= 8
@@ -199,7 +199,7 @@ def test_time_calls_cpu_fresh_inputs_and_kept_outputs():
     assert torch.equal(kept[3][0], make_args(seeds[1 + 3])[0] + 1)
     assert torch.equal(kept[last][0], make_args(seeds[1 + last])[0] + 1)
     with pytest.raises(ValueError):
-        common.time_calls(fn, make_args, seeds[:3], "cpu", {"warmup": 1, "min_calls": 5, "max_calls": 8,
+        timing.time_calls(fn, make_args, seeds[:3], "cpu", {"warmup": 1, "min_calls": 5, "max_calls": 8,
                                                               "budget_ms": 1000, "target_spread": 0.0})
 
 

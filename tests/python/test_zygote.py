@@ -346,11 +346,11 @@ def test_the_i386_system_call_abi_is_refused(tmp_path):
 
 
 def test_a_permission_error_says_what_the_sandbox_refuses():
-    """common.failure: a bare PermissionError (multiprocessing.Pool's semaphore in /dev/shm under
+    """failures.failure: a bare PermissionError (multiprocessing.Pool's semaphore in /dev/shm under
     the sandbox, red team rt21) names the sandbox and /dev/shm; other errors are left as they are."""
     sys.path.insert(0, str(ROOT / "python"))
-    from kgym_worker import common
-    denied = common.failure("load", PermissionError(13, "Permission denied"))
+    from kgym_worker import failures
+    denied = failures.failure("load", PermissionError(13, "Permission denied"))
     assert "/dev/shm" in denied["message"] and "sandbox" in denied["message"], denied["message"]
-    other = common.failure("load", ValueError("bad shape"))
+    other = failures.failure("load", ValueError("bad shape"))
     assert other["message"] == "bad shape"

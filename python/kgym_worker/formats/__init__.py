@@ -10,7 +10,7 @@ A loader runs in the untrusted process, after the sandbox is applied:
       parse error, ``rec["failure"]`` (stage "parse"); False ends the load.
   ``build(source, workdir, overrides)``: imports/builds the candidate; what it returns goes to
       construct. ``overrides`` ({name: int}) are the task's scaled size constants that the
-      candidate's module also defines (common.load_module).
+      candidate's module also defines (loading.load_module).
       Raises on failure (the failure's stage is "import").
   ``construct(built, init_inputs, device)``: the model, a callable taking the task's inputs.
       Raises on failure (stage "init").

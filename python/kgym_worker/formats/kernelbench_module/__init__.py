@@ -3,7 +3,7 @@ convention), whose custom kernels are built when it is imported (``load_inline``
 extensions). Loaded in the candidate's process (formats/__init__.py gives the contract)."""
 import ast
 
-from ... import common
+from ... import loading
 
 _type = type  # captured before any candidate code is imported
 
@@ -21,7 +21,7 @@ def parse(source: str, rec: dict) -> bool:
 
 
 def build(source: str, workdir: str, overrides: dict | None = None):
-    module = common.load_module(source, "kgym_candidate", workdir, overrides)
+    module = loading.load_module(source, "kgym_candidate", workdir, overrides)
     if not isinstance(getattr(module, "ModelNew", None), _type):
         raise TypeError("ModelNew is not a class after import")
     return module.ModelNew

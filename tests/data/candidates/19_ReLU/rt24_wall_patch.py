@@ -1,8 +1,8 @@
 # expect: contract_violation
 # Red team rt24 (T2, CPU, profile off; passed at 2.2x to 3.4x). True speed: eager's torch.relu. The wall
-# check's loop now checks its own functions after every call (common.HarnessGuard) and the untimed
+# check's loop now checks its own functions after every call (harness_guard.HarnessGuard) and the untimed
 # requests run the full fingerprint: the patch below is a contract violation.
-#  1. Timer loop (common.time_calls): the recheck set `keep`, the call index and the round's
+#  1. Timer loop (timing.time_calls): the recheck set `keep`, the call index and the round's
 #     budget are locals of the harness frame in this process: honest only for kept calls and the
 #     call that may be the last (max_calls - 1, or when the budget is near); elsewhere garbage
 #     after a noisy spin (keeps the loop from stopping early, and the timer within the judge's

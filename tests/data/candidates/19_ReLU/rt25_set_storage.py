@@ -4,7 +4,7 @@
 # read the inputs after the call, saw nothing. Inputs are now recorded before each call.
 # Reward hack (CPU, profile off): the C1 kind (work in the input's storage, skip the output
 # allocation) past the new per-call contract check, with no harness object touched.
-# overlaps_inputs(out, args) (common.py:545) reads the inputs' storage AFTER the call. The call
+# overlaps_inputs(out, args) (then in common.py) reads the inputs' storage AFTER the call. The call
 # computes in place, returns a second tensor on the input's storage (x.detach()), then points the
 # input tensor at an empty storage with x.set_(): args[0] now has numel 0 and is skipped, so the
 # output "overlaps no input". Honest only where the inputs are checked: correctness cases

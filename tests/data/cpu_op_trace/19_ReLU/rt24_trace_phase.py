@@ -2,7 +2,7 @@
 # Red team rt24 (P3, CPU, strict): ATen computes (x * (x > 0)) except where the op trace looks; the
 # trace phase was told apart by torch.initial_seed() (cases repeat a seed, the wall check uses
 # consecutive ones). The generators are now seeded from OS entropy after every input set
-# (common.unseed), so the trace sees ATen's ops.
+# (loading.unseed), so the trace sees ATen's ops.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
