@@ -206,9 +206,6 @@ struct Engine::Impl : runner::EngineState {
   using EngineState::EngineState;
 
   Verdict run(const Task& task, const Candidate& cand, const EvalOptions& eo);
-  void time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
-                  const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock,
-                  const runner::CpuGroup* cpu_group);
 };
 
 Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOptions& eo) {
@@ -557,7 +554,10 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
 
         const bool time_it = going && eo.time_candidate && !m.task_failure && !m.crash && !m.timed_out_stage &&
                              judge(m, jo).correct;
-        if (time_it) time_phase(c, key, eo, m, tolerances, device, cpu_group ? &*cpu_group : nullptr);
+        if (time_it) {
+          runner::TimingRun timing{*this, c, key, eo, m, tolerances, device, cpu_group ? &*cpu_group : nullptr};
+          runner::time_phase(timing);
+        }
         if (reference && reference->alive()) {
           try {
             reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
@@ -613,212 +613,6 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     if (auto diff = parameter_difference(reference_parameters, candidate_parameters); diff && !v.messages.empty())
       v.messages.front() += "; " + *diff;
   return v;
-}
-
-void Engine::Impl::time_phase(Worker& c, const std::string& key, const EvalOptions& eo, Measurements& m,
-                              const nlohmann::json& tolerances, std::unique_lock<std::mutex>& device_lock,
-                              const runner::CpuGroup* cpu_group) {
-  using clock = runner::TimingRun::clock;
-  const auto ms_since = runner::TimingRun::ms_since;
-  const TimingOptions& to = eo.timing;
-  const int rounds = std::max(1, to.rounds);
-  TimingOptions per = to;
-  per.min_calls = std::max(1, (to.min_calls + rounds - 1) / rounds);
-  per.max_calls = std::max(per.min_calls, (to.max_calls + rounds - 1) / rounds);
-  per.budget_ms = to.budget_ms / rounds;
-  runner::TimingRun timing{*this, c, key, eo, m, tolerances, device_lock, cpu_group};
-  std::optional<TimingRecord>& cand = timing.cand, &eager = timing.eager, &compiled = timing.compiled;
-  auto bystanders = [&timing] { return timing.bystanders(); };
-  auto all_but_reference = [&timing] { return timing.all_but_reference(); };
-  for (int round = 0; round < rounds; ++round) {
-    // Fresh inputs for every call (one seed each) and a secret recheck subset (recheck_positions,
-    // wall_check.hpp; the worker adds the round's last call): the candidate code cannot know
-    // which outputs are checked (D2, D3).
-    // Which side goes first alternates by round (candidate first in even rounds, the baselines
-    // in odd ones; docs/timing.md "Order"): with the candidate always first, whatever drifts
-    // within a round (the machine's clock and load, the GPU's power state, caches the first
-    // side warms) fell on one side; paired rounds of opposite order cancel a linear drift.
-    // A baselines-first round times every side for the previous round's number of candidate
-    // calls (the same windows for every side), the candidate included.
-    const bool baselines_first = round % 2 == 1 && cand && !cand->round_calls.empty() && cand->round_calls.back() > 0;
-    TimingOptions this_round = per;
-    if (baselines_first) this_round.min_calls = this_round.max_calls = std::min(per.max_calls, cand->round_calls.back());
-    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(this_round.warmup + this_round.max_calls));
-    for (auto& x : seeds) x = timing.fresh_seed();
-    const std::vector<int> keep =
-        runner::recheck_positions(this_round.min_calls, this_round.max_calls, to.rechecks_per_round, timing.rng);
-    // The spot check's positions come from a seed of this round, as secret as `keep`.
-    nlohmann::json spot = nullptr;
-    if (to.spot_samples > 0) spot = {{"seed", timing.fresh_seed()}, {"k", to.spot_samples}};
-    // (declared before the candidate's part: the baselines' lambda reads them)
-    nlohmann::json cand_spot = nullptr;
-    std::size_t offset = cand ? cand->times_ms.size() : 0;
-    int round_calls = 0;
-    std::vector<int> rechecked;
-    // The spot check's result (the reference's reply's "timing"), onto the candidate's record.
-    auto read_spot = [&](const nlohmann::json& tj) {
-      if (const auto sp = tj.find("spot"); sp != tj.end() && sp->is_object()) {
-        if (const auto err = sp->find("error"); err != sp->end()) {
-          cand->spot_unreadable = true;
-          if (cand->spot_detail.empty()) cand->spot_detail = reply_field(*sp, "error", std::string("unreadable"));
-        }
-        cand->spot_checked_calls += reply_field(*sp, "checked", 0);
-        for (const auto& f : sp->value("failed", nlohmann::json::array())) {
-          const int index = static_cast<int>(offset) + reply_field(f, "index", 0);
-          cand->spot_failed_calls.push_back(index);
-          if (cand->spot_detail.empty())
-            cand->spot_detail = fmt::format("timed call {}: {}", index, reply_field(f, "detail", std::string()));
-        }
-      }
-    };
-    // The baselines' timed calls of this round (eager, then torch.compile), `calls` each on the
-    // round's seeds; with `with_spot`, eager's reply also carries the spot check of the
-    // candidate's calls (it needs the candidate's samples, so only after the candidate ran).
-    auto time_baselines = [&](int calls, bool with_spot) -> bool {
-      for (const char* kind : {"eager", "compile"}) {
-        if (std::string(kind) == "compile" && !eo.compile_baseline) continue;
-        const auto t0 = clock::now();
-        std::optional<Message> r;
-        {
-          QuietDevice quiet(quiet_mutex, all_but_reference);
-          timing.note_gpu_holders();
-          // The baseline's own wall-clock loop (reference.time, GPU) in the last round only: it
-          // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
-          // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
-          // timing phase (H200, session 15).
-          // The same number of timed calls as the candidate's round, on its seeds (issue 33: the
-          // same windows for every side). With an adaptive stop of its own, eager stopped after 5
-          // quiet calls where the candidate, whose rechecked calls copy their inputs first, ran 50,
-          // so the two medians came from other stretches of a drifting machine.
-          TimingOptions same = per;
-          if (calls > 0) same.min_calls = same.max_calls = calls;
-          nlohmann::json req = {{"op", "time"}, {"key", key}, {"kind", kind}, {"options", timing_json(same)},
-                                {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
-                                {"own_floor", round == rounds - 1}};
-          // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
-          // check of every timed call of this round (docs/timing.md, "Spot check").
-          if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0) {
-            // (the rechecked calls: their outputs were held to the cases' full check, so the spot
-            // check holds the other calls to the agreement with eager those showed)
-            req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls},
-                           {"trusted", rechecked}};
-            req["tolerances"] = tolerances;
-          } else if (std::string(kind) == "eager" && !with_spot && !spot.is_null()) {
-            // (a baselines-first round: eager samples its outputs as the candidate will, the same
-            // work per call on both sides; the reference's spot_check compares them afterwards)
-            req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}};
-          }
-          r = ask_reference(req, {}, eo.timeouts.reference_s, m);
-        }
-        if (!r) return false;
-        if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0)
-          read_spot(r->header.at("timing"));
-        TimingRecord b;
-        r->header.at("timing").get_to(b);
-        b.wall_ms = ms_since(t0);
-        m.phase_ms[std::string(kind) + "_timing"] += b.wall_ms;
-        merge_round(std::string(kind) == "eager" ? eager : compiled, std::move(b));
-      }
-      return true;
-    };
-    if (baselines_first && !time_baselines(this_round.max_calls, false)) return;
-    const auto began = clock::now();
-    std::optional<Message> t;
-    {
-      QuietDevice quiet(quiet_mutex, bystanders);
-      // (CPU: the last round also has the candidate's process compare every aten operator's
-      // kernels with the snapshot taken before its code ran, integrity.Fingerprints.add_dispatcher;
-      // on a GPU the profiler's start does it, outside the device lock)
-      t = timing.candidate_request({{"op", "time"}, {"options", timing_json(this_round)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
-                             {"audit_dispatcher", round == rounds - 1 && worker_device == "cpu"}},
-                            "while timed");
-    }
-    m.phase_ms["candidate_timing"] += ms_since(began);
-    if (!t) break;
-    TimingRecord rec;
-    try {
-      t->header.at("timing").get_to(rec);
-    } catch (const std::exception& e) {
-      m.crash = process_failure(c.kill(), std::string("sent a malformed timing reply: ") + e.what());
-      break;
-    }
-    rec.wall_ms = ms_since(began);
-    // The spot check's results come from the reference only; the candidate's own samples go to it.
-    rec.spot_checked_calls = 0;
-    rec.spot_failed_calls.clear();
-    rec.spot_detail.clear();
-    rec.spot_unreadable = false;
-    if (auto sp = t->header.find("spot"); sp != t->header.end()) cand_spot = *sp;
-    offset = cand ? cand->times_ms.size() : 0;
-    round_calls = static_cast<int>(rec.times_ms.size());
-    const bool failed = rec.failure.has_value();
-    merge_round(cand, std::move(rec));
-    if (failed) break;
-    // Every output asked for (the secret subset among the calls that ran, and the last call)
-    // must come back: a reply that leaves one out (a forged reply, red team 2026-12-01) fails
-    // the recheck of that call as a contract violation.
-    std::set<int> wanted;
-    for (int k : keep)
-      if (k < round_calls) wanted.insert(k);
-    if (round_calls > 0) wanted.insert(round_calls - 1);
-    if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array()) {
-      for (const auto& k : *kept)
-        wanted.erase(reply_field(k, "index", -1));
-    }
-    for (int missing : wanted)
-      timing.unreturned(cand->rechecks, static_cast<int>(offset) + missing, seeds[static_cast<std::size_t>(this_round.warmup + missing)],
-                 "timed", "the candidate's process did not return this timed output for the recheck");
-    if (auto kept = t->header.find("kept"); kept != t->header.end() && kept->is_array() && !kept->empty()) {
-      nlohmann::json items = nlohmann::json::array();
-      for (const auto& k : *kept) {
-        if (!k.is_object()) continue;
-        const int index = reply_field(k, "index", -1);
-        if (index < 0 || index >= this_round.max_calls) continue;
-        items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(this_round.warmup + index)]},
-                         {"output", k.value("output", nlohmann::json::object())}});
-      }
-      if (!timing.recheck(cand->rechecks, items, t->blobs, "timed", static_cast<int>(offset), "rechecks")) return;
-    }
-    // The round's rechecked calls whose outputs held as the judge decides (recheck_holds): the
-    // spot check holds the other calls to the agreement with eager these showed.
-    for (const CaseRecord& r : cand->rechecks) {
-      const int i = r.index - static_cast<int>(offset);
-      if (r.transform == "timed" && i >= 0 && i < round_calls && r.compared && recheck_holds(r, eo.judge))
-        rechecked.push_back(i);
-    }
-    // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
-    // candidate's process holds them until told that they were copied; they must not sit beside
-    // the baselines' timing (at full size, 6.4 GB each).
-    if (worker_device != "cpu" && !timing.candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
-      break;
-    if (!baselines_first) {
-      if (!time_baselines(round_calls, true)) return;
-    } else if (!spot.is_null() && round_calls > 0) {
-      // The spot check of a baselines-first round: eager's outputs on the round's seeds,
-      // computed by the reference after the candidate ran (untimed), against its samples.
-      std::optional<Message> r;
-      {
-        QuietDevice quiet(quiet_mutex, all_but_reference);
-        r = ask_reference({{"op", "spot_check"}, {"key", key}, {"seeds", seeds}, {"warmup", this_round.warmup},
-                           {"spot", {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot},
-                                     {"calls", round_calls}, {"trusted", rechecked}}},
-                           {"tolerances", tolerances}},
-                          {}, eo.timeouts.reference_s, m);
-      }
-      if (!r) return;
-      read_spot(r->header.at("timing"));
-    }
-  }
-  if (cand) cand->rounds = rounds;
-  if (eager) eager->rounds = rounds;
-  if (compiled) compiled->rounds = rounds;
-  m.eager_timing = eager;
-  m.compile_timing = compiled;
-  if (cand) cand->foreign_gpu_processes = timing.gpu_holders;
-  m.candidate_timing = cand;
-  if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
-  if (!runner::wall_check(timing)) return;
-  runner::trace_launches(timing);
 }
 
 Engine::Engine(EngineOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {

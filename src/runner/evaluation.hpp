@@ -166,6 +166,12 @@ struct TimingRun {
                const char* transform, int offset, const std::string& phase);
 };
 
+/// The timing phase (phase_timing.cpp), once every case passed: the timing rounds (the
+/// candidate's timed calls with their rechecks and spot check, and the baselines', alternating
+/// which side goes first), then the wall check and the trace. Records m.candidate_timing,
+/// m.eager_timing, m.compile_timing and m.launch; a crash or timeout into m.crash or
+/// m.timed_out_stage.
+void time_phase(TimingRun& t);
 /// The wall-clock cross-check (D7; phase_wall_check.cpp), after the timing rounds, onto
 /// m.candidate_timing and the baselines' records. False when the evaluation ended in it (a
 /// crash, a timeout, a reference failure): nothing runs after it then.

@@ -1,0 +1,282 @@
+// The timing phase (evaluation.hpp, time_phase): the timing rounds with the rechecks and the spot
+// check, then the wall check (phase_wall_check.cpp) and the trace (phase_trace.cpp).
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "evaluation.hpp"
+#include "kgym/verdict.hpp"
+#include "wall_check.hpp"
+
+namespace kgym::runner {
+namespace {
+
+/// How a timing round ended: the next round follows; the rounds stop and what they measured is
+/// recorded (a crash, a timeout, a failed call); or the evaluation ended (the reference failed),
+/// with nothing recorded.
+enum class RoundEnd { next, stop, ended };
+
+/// One timing round: its seeds, its secret recheck positions and spot check, and what the
+/// candidate's part of it returned.
+struct Round {
+  using clock = TimingRun::clock;
+  TimingRun& t;
+  const TimingOptions& per;  ///< one round's share of the timing options
+  int rounds, round;
+  bool baselines_first = false;
+  TimingOptions this_round;
+  std::vector<std::uint64_t> seeds;
+  std::vector<int> keep;
+  nlohmann::json spot = nullptr;
+  // (declared before the candidate's part: the baselines' part reads them)
+  nlohmann::json cand_spot = nullptr;
+  std::size_t offset = 0;
+  int round_calls = 0;
+  std::vector<int> rechecked;
+
+  Round(TimingRun& run, const TimingOptions& per_round, int n_rounds, int index);
+  RoundEnd run();
+  void read_spot(const nlohmann::json& tj);
+  bool time_baselines(int calls, bool with_spot);
+  std::optional<Message> time_candidate();
+  bool recheck_kept(const Message& reply);
+  void note_rechecked();
+};
+
+Round::Round(TimingRun& run, const TimingOptions& per_round, int n_rounds, int index)
+    : t(run), per(per_round), rounds(n_rounds), round(index) {
+  const TimingOptions& to = t.eo.timing;
+  std::optional<TimingRecord>& cand = t.cand;
+  // Fresh inputs for every call (one seed each) and a secret recheck subset (recheck_positions,
+  // wall_check.hpp; the worker adds the round's last call): the candidate code cannot know
+  // which outputs are checked (D2, D3).
+  // Which side goes first alternates by round (candidate first in even rounds, the baselines
+  // in odd ones; docs/timing.md "Order"): with the candidate always first, whatever drifts
+  // within a round (the machine's clock and load, the GPU's power state, caches the first
+  // side warms) fell on one side; paired rounds of opposite order cancel a linear drift.
+  // A baselines-first round times every side for the previous round's number of candidate
+  // calls (the same windows for every side), the candidate included.
+  baselines_first = round % 2 == 1 && cand && !cand->round_calls.empty() && cand->round_calls.back() > 0;
+  this_round = per;
+  if (baselines_first) this_round.min_calls = this_round.max_calls = std::min(per.max_calls, cand->round_calls.back());
+  seeds.resize(static_cast<std::size_t>(this_round.warmup + this_round.max_calls));
+  for (auto& x : seeds) x = t.fresh_seed();
+  keep = recheck_positions(this_round.min_calls, this_round.max_calls, to.rechecks_per_round, t.rng);
+  // The spot check's positions come from a seed of this round, as secret as `keep`.
+  if (to.spot_samples > 0) spot = {{"seed", t.fresh_seed()}, {"k", to.spot_samples}};
+  offset = cand ? cand->times_ms.size() : 0;
+}
+
+RoundEnd Round::run() {
+  if (baselines_first && !time_baselines(this_round.max_calls, false)) return RoundEnd::ended;
+  const std::optional<Message> reply = time_candidate();
+  if (!reply) return RoundEnd::stop;
+  if (!recheck_kept(*reply)) return RoundEnd::ended;
+  note_rechecked();
+  // On a GPU the kept outputs went to the reference device to device (devicecopy.py): the
+  // candidate's process holds them until told that they were copied; they must not sit beside
+  // the baselines' timing (at full size, 6.4 GB each).
+  if (t.engine.worker_device != "cpu" &&
+      !t.candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
+    return RoundEnd::stop;
+  if (!baselines_first) {
+    if (!time_baselines(round_calls, true)) return RoundEnd::ended;
+  } else if (!spot.is_null() && round_calls > 0) {
+    // The spot check of a baselines-first round: eager's outputs on the round's seeds,
+    // computed by the reference after the candidate ran (untimed), against its samples.
+    std::optional<Message> r;
+    {
+      QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_reference(); });
+      r = t.engine.ask_reference({{"op", "spot_check"}, {"key", t.key}, {"seeds", seeds}, {"warmup", this_round.warmup},
+                                  {"spot", {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot},
+                                            {"calls", round_calls}, {"trusted", rechecked}}},
+                                  {"tolerances", t.tolerances}},
+                                 {}, t.eo.timeouts.reference_s, t.m);
+    }
+    if (!r) return RoundEnd::ended;
+    read_spot(r->header.at("timing"));
+  }
+  return RoundEnd::next;
+}
+
+// The spot check's result (the reference's reply's "timing"), onto the candidate's record.
+void Round::read_spot(const nlohmann::json& tj) {
+  std::optional<TimingRecord>& cand = t.cand;
+  if (const auto sp = tj.find("spot"); sp != tj.end() && sp->is_object()) {
+    if (const auto err = sp->find("error"); err != sp->end()) {
+      cand->spot_unreadable = true;
+      if (cand->spot_detail.empty()) cand->spot_detail = reply_field(*sp, "error", std::string("unreadable"));
+    }
+    cand->spot_checked_calls += reply_field(*sp, "checked", 0);
+    for (const auto& f : sp->value("failed", nlohmann::json::array())) {
+      const int index = static_cast<int>(offset) + reply_field(f, "index", 0);
+      cand->spot_failed_calls.push_back(index);
+      if (cand->spot_detail.empty())
+        cand->spot_detail = fmt::format("timed call {}: {}", index, reply_field(f, "detail", std::string()));
+    }
+  }
+}
+
+// The baselines' timed calls of this round (eager, then torch.compile), `calls` each on the
+// round's seeds; with `with_spot`, eager's reply also carries the spot check of the
+// candidate's calls (it needs the candidate's samples, so only after the candidate ran).
+bool Round::time_baselines(int calls, bool with_spot) {
+  const TimingOptions& to = t.eo.timing;
+  for (const char* kind : {"eager", "compile"}) {
+    if (std::string(kind) == "compile" && !t.eo.compile_baseline) continue;
+    const auto t0 = clock::now();
+    std::optional<Message> r;
+    {
+      QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_reference(); });
+      t.note_gpu_holders();
+      // The baseline's own wall-clock loop (reference.time, GPU) in the last round only: it
+      // decides whether the supervisor measures the baseline's floor (baseline_floor_can_bind)
+      // and is that floor otherwise; run every round, it was half of a GPU-bound eager's
+      // timing phase (H200, session 15).
+      // The same number of timed calls as the candidate's round, on its seeds (issue 33: the
+      // same windows for every side). With an adaptive stop of its own, eager stopped after 5
+      // quiet calls where the candidate, whose rechecked calls copy their inputs first, ran 50,
+      // so the two medians came from other stretches of a drifting machine.
+      TimingOptions same = per;
+      if (calls > 0) same.min_calls = same.max_calls = calls;
+      nlohmann::json req = {{"op", "time"}, {"key", t.key}, {"kind", kind}, {"options", timing_json(same)},
+                            {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
+                            {"own_floor", round == rounds - 1}};
+      // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
+      // check of every timed call of this round (docs/timing.md, "Spot check").
+      if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0) {
+        // (the rechecked calls: their outputs were held to the cases' full check, so the spot
+        // check holds the other calls to the agreement with eager those showed)
+        req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls},
+                       {"trusted", rechecked}};
+        req["tolerances"] = t.tolerances;
+      } else if (std::string(kind) == "eager" && !with_spot && !spot.is_null()) {
+        // (a baselines-first round: eager samples its outputs as the candidate will, the same
+        // work per call on both sides; the reference's spot_check compares them afterwards)
+        req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}};
+      }
+      r = t.engine.ask_reference(req, {}, t.eo.timeouts.reference_s, t.m);
+    }
+    if (!r) return false;
+    if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0)
+      read_spot(r->header.at("timing"));
+    TimingRecord b;
+    r->header.at("timing").get_to(b);
+    b.wall_ms = TimingRun::ms_since(t0);
+    t.m.phase_ms[std::string(kind) + "_timing"] += b.wall_ms;
+    merge_round(std::string(kind) == "eager" ? t.eager : t.compiled, std::move(b));
+  }
+  return true;
+}
+
+/// The candidate's timed calls of this round, merged into its record; its reply, or nullopt when
+/// the rounds stop (a crash, a timeout, a malformed reply, a failed call).
+std::optional<Message> Round::time_candidate() {
+  const auto began = clock::now();
+  std::optional<Message> reply;
+  {
+    QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.bystanders(); });
+    // (CPU: the last round also has the candidate's process compare every aten operator's
+    // kernels with the snapshot taken before its code ran, integrity.Fingerprints.add_dispatcher;
+    // on a GPU the profiler's start does it, outside the device lock)
+    reply = t.candidate_request({{"op", "time"}, {"options", timing_json(this_round)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
+                                 {"audit_dispatcher", round == rounds - 1 && t.engine.worker_device == "cpu"}},
+                                "while timed");
+  }
+  t.m.phase_ms["candidate_timing"] += TimingRun::ms_since(began);
+  if (!reply) return std::nullopt;
+  TimingRecord rec;
+  try {
+    reply->header.at("timing").get_to(rec);
+  } catch (const std::exception& e) {
+    t.m.crash = process_failure(t.c.kill(), std::string("sent a malformed timing reply: ") + e.what());
+    return std::nullopt;
+  }
+  rec.wall_ms = TimingRun::ms_since(began);
+  // The spot check's results come from the reference only; the candidate's own samples go to it.
+  rec.spot_checked_calls = 0;
+  rec.spot_failed_calls.clear();
+  rec.spot_detail.clear();
+  rec.spot_unreadable = false;
+  if (auto sp = reply->header.find("spot"); sp != reply->header.end()) cand_spot = *sp;
+  offset = t.cand ? t.cand->times_ms.size() : 0;
+  round_calls = static_cast<int>(rec.times_ms.size());
+  const bool failed = rec.failure.has_value();
+  merge_round(t.cand, std::move(rec));
+  if (failed) return std::nullopt;
+  return reply;
+}
+
+/// The rechecks of the outputs the candidate kept. False when the reference failed (the
+/// evaluation ended).
+bool Round::recheck_kept(const Message& reply) {
+  std::optional<TimingRecord>& cand = t.cand;
+  // Every output asked for (the secret subset among the calls that ran, and the last call)
+  // must come back: a reply that leaves one out (a forged reply, red team 2026-12-01) fails
+  // the recheck of that call as a contract violation.
+  std::set<int> wanted;
+  for (int k : keep)
+    if (k < round_calls) wanted.insert(k);
+  if (round_calls > 0) wanted.insert(round_calls - 1);
+  if (auto kept = reply.header.find("kept"); kept != reply.header.end() && kept->is_array()) {
+    for (const auto& k : *kept)
+      wanted.erase(reply_field(k, "index", -1));
+  }
+  for (int missing : wanted)
+    TimingRun::unreturned(cand->rechecks, static_cast<int>(offset) + missing,
+                          seeds[static_cast<std::size_t>(this_round.warmup + missing)], "timed",
+                          "the candidate's process did not return this timed output for the recheck");
+  if (auto kept = reply.header.find("kept"); kept != reply.header.end() && kept->is_array() && !kept->empty()) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& k : *kept) {
+      if (!k.is_object()) continue;
+      const int index = reply_field(k, "index", -1);
+      if (index < 0 || index >= this_round.max_calls) continue;
+      items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(this_round.warmup + index)]},
+                       {"output", k.value("output", nlohmann::json::object())}});
+    }
+    if (!t.recheck(cand->rechecks, items, reply.blobs, "timed", static_cast<int>(offset), "rechecks")) return false;
+  }
+  return true;
+}
+
+// The round's rechecked calls whose outputs held as the judge decides (recheck_holds): the
+// spot check holds the other calls to the agreement with eager these showed.
+void Round::note_rechecked() {
+  for (const CaseRecord& r : t.cand->rechecks) {
+    const int i = r.index - static_cast<int>(offset);
+    if (r.transform == "timed" && i >= 0 && i < round_calls && r.compared && recheck_holds(r, t.eo.judge))
+      rechecked.push_back(i);
+  }
+}
+
+}  // namespace
+
+void time_phase(TimingRun& t) {
+  const TimingOptions& to = t.eo.timing;
+  const int rounds = std::max(1, to.rounds);
+  TimingOptions per = to;
+  per.min_calls = std::max(1, (to.min_calls + rounds - 1) / rounds);
+  per.max_calls = std::max(per.min_calls, (to.max_calls + rounds - 1) / rounds);
+  per.budget_ms = to.budget_ms / rounds;
+  for (int round = 0; round < rounds; ++round) {
+    const RoundEnd end = Round(t, per, rounds, round).run();
+    if (end == RoundEnd::ended) return;
+    if (end == RoundEnd::stop) break;
+  }
+  std::optional<TimingRecord>& cand = t.cand;
+  Measurements& m = t.m;
+  if (cand) cand->rounds = rounds;
+  if (t.eager) t.eager->rounds = rounds;
+  if (t.compiled) t.compiled->rounds = rounds;
+  m.eager_timing = t.eager;
+  m.compile_timing = t.compiled;
+  if (cand) cand->foreign_gpu_processes = t.gpu_holders;
+  m.candidate_timing = cand;
+  if (!cand || cand->failure || m.crash || m.timed_out_stage || cand->times_ms.empty()) return;
+  if (!wall_check(t)) return;
+  trace_launches(t);
+}
+
+}  // namespace kgym::runner
