@@ -178,6 +178,10 @@ struct TimingRecord {
   /// not charged to its calls (runner::without_harness_work). Empty when not applied. Set by the
   /// supervisor only.
   std::vector<double> wall_check_harness_ms;
+  /// GPU device: the CPU the candidate's and the reference's workers ran on, both, while this
+  /// evaluation timed (runner::PinnedToCpu; KGYM_TIMING_CPU), or -1 when they were not pinned.
+  /// Set by the supervisor only.
+  int timing_cpu = -1;
   /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
   /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
   std::vector<int> round_calls;

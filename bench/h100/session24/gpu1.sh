@@ -4,6 +4,7 @@
 # commit; and the wall check's own work timed in many fresh processes set up one difference at a
 # time (bench/gpu_process_diag.py), to see whether a worker's own speed varies by process.
 set -u
+rm -rf python && cp -r .carry/snap/python python && cp .carry/snap/bench/*.py bench/  # the committed files, not edits in flight
 mkdir -p build && gunzip -c .carry/bin/kgym.gz > build/kgym && chmod +x build/kgym
 R=$OUT/r; mkdir -p $R
 export TORCH_CUDA_ARCH_LIST=9.0 KGYM_CACHE_DIR=/tmp/kgym-cache-s24
