@@ -120,6 +120,12 @@ void from_json(const nlohmann::json& j, Verdict& v);
 /// filled by the caller (the engine).
 Verdict judge(const Measurements& m, const JudgeOptions& options = {});
 
+/// Whether a candidate whose cases ran is ready to be timed: every gate before timing (build,
+/// link check, correctness over every case that ran) passes on `m`, as `judge` decides them.
+/// The engine asks it once the cases ran, before the timing phase (runners measure, the judge
+/// decides).
+bool ready_to_time(const Measurements& m, const JudgeOptions& options = {});
+
 /// Whether a rechecked timed output (an entry of TimingRecord::rechecks) holds as `judge` decides:
 /// a plain tensor with the reference's structure, dtype, shape and device whose values pass the
 /// case's value check (tolerance, float64 rule and precision floor). The engine takes the rows of

@@ -1,8 +1,9 @@
 #pragma once
 // One evaluation as a list of phases (engine.cpp's Engine::Impl::run): the state the engine's
 // evaluations share (EngineState: the zygote, the reference worker, the device locks), the state
-// of one evaluation's timing (TimingRun), and the phases, each in its own file (phase_*.cpp).
-// Internal to the runner component.
+// of one evaluation (Evaluation) and of its timing (TimingRun), and the phases, each in its own
+// file (phase_*.cpp), in the order they run: load, link check, cases, timing (rounds, wall
+// check, trace), clean-up. Internal to the runner component.
 
 #include <sys/types.h>
 
@@ -17,6 +18,7 @@
 #include <optional>
 #include <random>
 #include <semaphore>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@
 #include "cpu_group.hpp"
 #include "disk_guard.hpp"
 #include "kgym/engine.hpp"
+#include "kgym/verdict.hpp"
 #include "proctree.hpp"
 #include "workers.hpp"
 
@@ -63,6 +66,9 @@ struct EngineState {
   /// Sends a request to the reference worker; a failure of the trusted side is a task failure.
   std::optional<Message> ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
                                        double timeout_s, Measurements& m);
+  /// Has the reference worker drop its task `key`, where it is alive (a worker that fails to is
+  /// restarted on the next request).
+  void drop_reference_task(const std::string& key);
 };
 
 /// What one evaluation times, undisturbed by the others (H200, 2026-12-01: the eager baseline of
@@ -117,6 +123,78 @@ void check_worker_environment();
 /// A crash of the candidate's process: how it ended and when.
 Failure process_failure(const ExitStatus& st, std::string message);
 
+/// Wall clock of consecutive phases of one evaluation, recorded into Measurements::phase_ms (ms;
+/// a repeated name accumulates).
+class PhaseClock {
+ public:
+  /// `prefix` goes before every name (e.g. "cases/" for the parts of the cases phase).
+  explicit PhaseClock(Measurements& m, std::string prefix = "")
+      : m_(m), prefix_(std::move(prefix)), t_(std::chrono::steady_clock::now()) {}
+  /// Ends the current phase under `name` and starts the next one.
+  void lap(const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    m_.phase_ms[prefix_ + name] += std::chrono::duration<double, std::milli>(now - t_).count();
+    t_ = now;
+  }
+  /// Starts the next phase now without recording the time since the last lap.
+  void restart() { t_ = std::chrono::steady_clock::now(); }
+
+ private:
+  Measurements& m_;
+  std::string prefix_;
+  std::chrono::steady_clock::time_point t_;
+};
+
+/// The state of one evaluation (Engine::Impl::run): the candidate's worker and its folders, what
+/// the phases measured, and what the verdict's messages need. The phases take it in turn.
+struct Evaluation {
+  EngineState& engine;
+  const Task& task;
+  const Candidate& cand;
+  const EvalOptions& eo;
+  Measurements m;
+  int n = 0;  ///< this evaluation's number: its work folder's, its reference task key's
+  SpawnSpec spec;                                   ///< the candidate's worker
+  std::filesystem::path build_dir;                  ///< its build cache folder
+  std::vector<std::filesystem::path> disk_folders;  ///< its folders, under the disk quota
+  // CPU: the candidate's processes in a control group of their own, for the CPU time of all of
+  // them in the wall check (runner::CpuGroup; declared first so that it outlives the worker).
+  std::optional<CpuGroup> cpu_group;
+  std::unique_ptr<Worker> cw;           ///< the candidate's worker, once started
+  std::optional<DiskGuard> disk_guard;  // after cw: stops before the worker is reaped
+  int zygote_deaths = 0;                ///< zygote->deaths() when the worker started
+  nlohmann::json candidate_parameters, reference_parameters;  // parameters.py's lists, for a message
+  nlohmann::json tolerances = nlohmann::json::object();       ///< per dtype, {atol, rtol}
+  nlohmann::json scaled;                ///< the task's scaled constants, as the reference loaded it
+  JudgeOptions jo;                      ///< the judge's options, with the policy profile
+  std::string held_key;  // the reference's task, dropped when the evaluation is cut short
+  std::set<std::string> link_checked;   ///< the shared objects the link check has read
+
+  Evaluation(EngineState& e, const Task& t, const Candidate& c, const EvalOptions& options);
+  /// Kills worker `w` and records the crash, `what` saying why.
+  void died(Worker& w, const std::string& what);
+  /// The candidate loaded, and nothing has ended the evaluation.
+  bool loaded_cleanly() const { return m.load.ok && !m.crash && !m.timed_out_stage && !m.task_failure; }
+};
+
+/// Load (phase_load.cpp), first: starts the candidate's worker in its folders, under the disk
+/// guard. False when it could not start (m.task_failure says why): nothing else runs then.
+bool start_candidate(Evaluation& ev);
+/// Load: the candidate loaded (and built) in its worker, into m.load; a task failure it reports
+/// is believed only when the reference cannot load the task either.
+void load_candidate(Evaluation& ev);
+/// Gate 2's link check (phase_link_check.cpp): what each shared object the candidate built
+/// imports, into m.link. Run after the load and again before the verdict.
+void link_check(Evaluation& ev);
+/// Whether the link check rejected the candidate.
+bool link_rejected(const Evaluation& ev);
+/// Cases (phase_cases.cpp): the reference loads the task under `key` (the caller holds the
+/// device lock). False when it failed (m.task_failure says why).
+bool load_reference_task(Evaluation& ev, const std::string& key, PhaseClock& phase);
+/// Cases: the secret correctness cases, the trivial-answer audit's and the other shape's, into
+/// m.cases and m.audit. False when the evaluation cannot go on (crash, timeout, reference
+/// failure).
+bool run_cases(Evaluation& ev, const std::string& key, PhaseClock& phase);
 /// The state of one evaluation's timing phase: the candidate's worker, the reference's task, the
 /// records the rounds merge and the wall check adds to, and the requests both make.
 struct TimingRun {
@@ -178,5 +256,11 @@ void time_phase(TimingRun& t);
 bool wall_check(TimingRun& t);
 /// Launch accounting (D7, D14; phase_trace.cpp), last: into m.launch.
 void trace_launches(TimingRun& t);
+
+/// Clean-up (phase_cleanup.cpp): the candidate's worker, processes and folders released; a disk
+/// breach or the zygote's death recorded.
+void clean_up(Evaluation& ev);
+/// The verdict on what the phases measured, with the parameter rule's message.
+Verdict verdict_of(const Evaluation& ev);
 
 }  // namespace kgym::runner
