@@ -25,6 +25,7 @@
 #include "disk_guard.hpp"
 #include "evaluation.hpp"
 #include "proctree.hpp"
+#include "timing_cpu.hpp"
 #include "workers.hpp"
 
 namespace kgym {
@@ -100,6 +101,9 @@ EngineState::EngineState(EngineOptions o) : options(std::move(o)), build_slots(s
     worker_device = "cuda:0";
     visible_gpu = device.index ? std::to_string(*device.index) : "0";
   }
+  const char* pin = std::getenv("KGYM_TIMING_CPU");
+  timing_cpu = runner::choose_timing_cpu(pin ? pin : "", runner::allowed_cpus(),
+                                         device.is_cpu() ? -1 : device.index.value_or(0));
   if (options.python_dir.empty()) options.python_dir = install_root() / "python";
   if (!fs::exists(options.python_dir / "kgym_worker" / "zygote.py"))
     throw Error(ErrorKind::worker, "kgym_worker package not found under " + options.python_dir.string());
@@ -203,7 +207,16 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         if (time_it) {
           runner::TimingRun timing{*this, *ev.cw, key, eo, ev.m, ev.tolerances, device,
                                    ev.cpu_group ? &*ev.cpu_group : nullptr};
+          // GPU: both workers on one CPU while it times (runner::PinnedToCpu says why).
+          // The record names the CPU only where both stayed on it (a reference restarted meanwhile
+          // is a new process, not pinned).
+          const pid_t reference_pid = reference ? reference->pid() : -1;
+          std::optional<runner::PinnedToCpu> pinned;
+          if (timing_cpu) pinned.emplace(std::vector<pid_t>{ev.cw->pid(), reference_pid}, *timing_cpu);
           runner::time_phase(timing);
+          if (pinned && pinned->processes() == 2 && reference && reference->pid() == reference_pid)
+            for (auto* r : {&ev.m.candidate_timing, &ev.m.eager_timing, &ev.m.compile_timing})
+              if (*r) (*r)->timing_cpu = *timing_cpu;
         }
         drop_reference_task(key);
       }

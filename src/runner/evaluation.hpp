@@ -55,6 +55,9 @@ struct EngineState {
   std::shared_mutex quiet_mutex;
   std::atomic<int> counter{0};
   DiskLimits disk_limits = DiskLimits::from_env();  ///< per candidate (KGYM_DISK_*)
+  /// GPU: the CPU both workers run on while an evaluation times (runner::PinnedToCpu,
+  /// KGYM_TIMING_CPU); none on the CPU device or where it is off.
+  std::optional<int> timing_cpu;
 
   explicit EngineState(EngineOptions o);
   /// The workers stop first; then the temporary work folder goes (engine.cpp says why).
