@@ -71,7 +71,7 @@ def _harness_fingerprints():
         mods.append(sys.modules["kgym_worker.reference"])
     for mod in mods:
         fp.add_module(mod)
-    return fp
+    return fp.add_module_table()
 
 
 STABILITY_DELAY_S = 0.02  # output re-read after this delay must be unchanged (D8)
@@ -127,6 +127,7 @@ class CandidateExecutor:
             return ""
 
     def load(self, req, blobs):
+        harness_guard.seal()  # (before the candidate's code runs; done already in a zygote's worker)
         rec = {"ok": False, "parsed": False, "model_new_defined": False}
         source = req["candidate_source"]
         try:
@@ -413,7 +414,9 @@ class CandidateExecutor:
         harness = None
         if req.get("layout") is not None and self._shared.buf is not None:
             layout, shared = req["layout"], self._shared  # the inputs come from the shared file
-            make_args = lambda s: loading.unseed() or shared.args(layout[s - seed])  # noqa: E731
+            # (through the class, whose entry the harness guard checks: an instance attribute
+            # ``args`` on the shared object would shadow it unseen)
+            make_args = lambda s: loading.unseed() or wallcheck.SharedInputs.args(shared, layout[s - seed])  # noqa: E731
             harness = {}
         guard = harness_guard.HarnessGuard()
         host_ms = wallcheck.wall_calls(self.model, make_args, seed, int(req["n"]),

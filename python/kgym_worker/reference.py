@@ -560,7 +560,7 @@ class ReferenceWorker:
         layout = self._request_layout(req, n)
         if req.get("shared") and self._shared is not None and layout is not None:
             shared = self._shared
-            return (lambda s: loading.unseed() or shared.args(layout[s - seed])), {}
+            return (lambda s: loading.unseed() or wallcheck.SharedInputs.args(shared, layout[s - seed])), {}  # (as the candidate's)
         return self._timed_inputs(task), None
 
     def _request_layout(self, req, n: int):

@@ -295,6 +295,7 @@ def main() -> None:
     # candidate code runs.
     from . import (candidate, contract, failures, harness_guard, heap, integrity, loading, opwatch,  # noqa: F401
                    reference, spotcheck, tensors, timing, wallcheck)
+    harness_guard.seal()  # the module references of every module imported above, before any fork
     # The op watch's global callback, before any fork: every worker has it from its start.
     print(f"kgym op watch: {opwatch.install()}", flush=True)
     integrity.preload_dispatcher()  # every worker's dispatcher fingerprint starts from here

@@ -629,7 +629,8 @@ def test_harness_guard_holds_each_name_where_the_loops_call_it(monkeypatch):
     go unwatched), and replacing one in its module is a hit naming that module."""
     from kgym_worker import contract, heap, spotcheck
     names = harness_guard._GUARDED_NAMES
-    assert {(path, attr) for path, attr, *_ in harness_guard._GUARD_SNAPSHOT} == set(names)
+    listed = harness_guard._GUARD_SNAPSHOT[:len(names)]  # (the module references follow them)
+    assert [(path, attr) for path, attr, *_ in listed] == list(names)
     own = {"loading": loading, "timing": timing, "contract": contract, "spotcheck": spotcheck, "heap": heap,
            "wallcheck": wallcheck}
     for path, attr in names:
@@ -647,6 +648,45 @@ def test_harness_guard_holds_each_name_where_the_loops_call_it(monkeypatch):
             assert not guard.check()
         assert guard.hits == [f"kgym_worker.{path}.{attr} replaced during a timed request"], guard.hits
     assert harness_guard.HarnessGuard().check()
+
+
+def test_harness_guard_holds_the_module_references_the_loops_call_through(monkeypatch):
+    """Red team rt37: rebinding timing.contract (a module reference) to a proxy whose input_spans
+    did the call's work passed at 1.58x to 1.83x doing eager's work, with no guarded function
+    changed. Every module-valued global of a kgym_worker module and every kgym_worker entry of
+    sys.modules is held by identity: replacing one is a hit for the per-call guard and a change for
+    the full fingerprint."""
+    import sys
+    import types
+    from kgym_worker import contract, integrity
+    harness_guard.seal()
+    held = {(path, attr) for path, attr, *_ in harness_guard._GUARD_SNAPSHOT}
+    for mod in (timing, wallcheck, loading, contract, harness_guard):
+        for attr, value in vars(mod).items():
+            if isinstance(value, types.ModuleType) and not attr.startswith("__"):
+                assert (mod.__name__, attr) in held, (mod.__name__, attr)
+    assert ("sys.modules", "kgym_worker.harness_guard") in held
+    proxy = types.ModuleType("kgym_worker.contract")
+    for owner, attr, label in ((timing, "contract", "kgym_worker.timing.contract"),
+                               (wallcheck, "loading", "kgym_worker.wallcheck.loading"),
+                               (timing, "torch", "kgym_worker.timing.torch")):
+        fp = integrity.Fingerprints().add_module(owner)
+        with monkeypatch.context() as m:
+            m.setattr(owner, attr, proxy)
+            guard = harness_guard.HarnessGuard()
+            assert not guard.check()
+            assert fp.changed() == [f"{owner.__name__}.{attr}"], fp.changed()
+        assert guard.hits == [f"{label} replaced during a timed request"], guard.hits
+        assert fp.changed() == []
+    fp = integrity.Fingerprints().add_module_table()
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "kgym_worker.harness_guard", proxy)
+        guard = harness_guard.HarnessGuard()
+        assert not guard.check()
+        assert fp.changed() == ["sys.modules['kgym_worker.harness_guard']"], fp.changed()
+    assert guard.hits == ["sys.modules['kgym_worker.harness_guard'] replaced during a timed request"], guard.hits
+    assert harness_guard.HarnessGuard().check() and fp.changed() == []
+
 
 def test_input_generation_leaves_no_seed_to_read():
     """Red team rt24 (P3): torch.initial_seed() after make_inputs told the evaluation's phases
