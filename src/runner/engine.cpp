@@ -104,6 +104,9 @@ EngineState::EngineState(EngineOptions o) : options(std::move(o)), build_slots(s
   const char* pin = std::getenv("KGYM_TIMING_CPU");
   timing_cpu = runner::choose_timing_cpu(pin ? pin : "", runner::allowed_cpus(),
                                          device.is_cpu() ? -1 : device.index.value_or(0));
+  // The timing CPU is the timed pair's alone among kgym's processes: the supervisor's threads
+  // (the disk guard's walks, link checks) and the zygote with every worker it forks run elsewhere.
+  if (timing_cpu) runner::keep_off_cpu(*timing_cpu);
   if (options.python_dir.empty()) options.python_dir = install_root() / "python";
   if (!fs::exists(options.python_dir / "kgym_worker" / "zygote.py"))
     throw Error(ErrorKind::worker, "kgym_worker package not found under " + options.python_dir.string());

@@ -1,6 +1,7 @@
 // What the phases of an evaluation share (evaluation.hpp): the quiet device, the records'
 // merging, and the timing phase's requests.
 #include "evaluation.hpp"
+#include "timing_cpu.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -182,7 +183,12 @@ std::vector<pid_t> TimingRun::all_but_reference() const {
   return pausable_processes(c.pid(), engine.zygote->pid(), engine.reference ? engine.reference->pid() : -1);
 }
 
+void TimingRun::reference_settled() {
+  if (engine.timing_cpu && engine.reference) wait_until_sleeping(engine.reference->pid(), 50.0);
+}
+
 std::optional<Message> TimingRun::candidate_request(const nlohmann::json& req, const char* what) {
+  reference_settled();
   try {
     Message reply = c.request(req, {}, eo.timeouts.timing_s);
     // The harness in the candidate's process raised (e.g. the device ran out of memory): a

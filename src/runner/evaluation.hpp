@@ -236,6 +236,11 @@ struct TimingRun {
   /// A request to the candidate's worker; nullopt (with the crash or timeout recorded) when it
   /// failed.
   std::optional<Message> candidate_request(const nlohmann::json& req, const char* what);
+  /// On the timing CPU (GPU): waits, up to 50 ms, until the reference worker sleeps, so that its
+  /// work after its last reply does not run on the CPU of the candidate's next request
+  /// (runner::wait_until_sleeping). candidate_request does it first; a clock that holds the
+  /// request calls it before the clock starts. Nothing without a timing CPU.
+  void reference_settled();
   /// A recheck that could not be compared (the output was not returned, or not committed to): a
   /// contract violation of that call.
   static void unreturned(std::vector<CaseRecord>& into, int index, std::uint64_t seed, const char* transform,

@@ -243,6 +243,7 @@ bool WallCheck::time_request(std::uint64_t wseed) {
     // The timed request without the calls in the candidate's own process, first (no kept
     // outputs alive then: at full size the N outputs and the stand-in did not fit beside the
     // reference's memory on the H200).
+    t.reference_settled();
     const auto tc = clock::now();
     auto own = t.candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", t.fresh_seed()}},
                                    "during the wall-clock check");
@@ -288,6 +289,7 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   const double precise0 = gpu || grouped ? 0 : tree_cpu_ms(c.pid(), engine.zygote->pid(), engine.zygote->workers(), true);
   const double main0 = gpu ? 0 : main_thread_run_ms(c.pid());
   const double wait0 = gpu ? 0 : runqueue_wait_ms(c.pid());
+  t.reference_settled();  // (before the clock: candidate_request's own wait then finds it asleep)
   const auto t1 = clock::now();
   if (frozen) frozen->release();
   auto reply = t.candidate_request(timed_req, "during the wall-clock check");

@@ -1,10 +1,16 @@
 #include "timing_cpu.hpp"
 
 #include <charconv>
+#include <chrono>
+#include <fstream>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <string_view>
 #include <system_error>
+
+#include <unistd.h>
 
 #include "kgym/error.hpp"
 
@@ -54,6 +60,22 @@ std::optional<int> choose_timing_cpu(const std::string& setting, const std::vect
   return cpu;
 }
 
+bool wait_until_sleeping(pid_t pid, double max_ms) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::duration<double, std::milli>(max_ms);
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  for (;;) {
+    std::ifstream f(path);
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (!f.good() && stat.empty()) return false;
+    if (close == std::string::npos || close + 2 >= stat.size()) return false;
+    if (stat[close + 2] == 'S') return true;
+    if (clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 int set_threads_affinity(pid_t pid, const cpu_set_t& mask) {
   int n = 0;
   std::error_code ec;
@@ -66,6 +88,14 @@ int set_threads_affinity(pid_t pid, const cpu_set_t& mask) {
     if (::sched_setaffinity(static_cast<pid_t>(tid), sizeof mask, &mask) == 0) ++n;
   }
   return n;
+}
+
+void keep_off_cpu(int cpu) {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (::sched_getaffinity(0, sizeof mask, &mask) != 0 || !CPU_ISSET(cpu, &mask) || CPU_COUNT(&mask) < 2) return;
+  CPU_CLR(cpu, &mask);
+  set_threads_affinity(::getpid(), mask);
 }
 
 PinnedToCpu::PinnedToCpu(std::vector<pid_t> pids, int cpu) {

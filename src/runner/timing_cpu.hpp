@@ -57,6 +57,18 @@ class PinnedToCpu {
   int threads_ = 0;
 };
 
+/// Waits, up to `max_ms`, until the main thread of `pid` sleeps (state S in /proc/<pid>/stat: a
+/// worker waiting for its next request); true when it does, false on the deadline or when it
+/// cannot be read. On the timing CPU a worker's own work after its reply (a garbage collection,
+/// releasing device memory: protocol.serve) would otherwise run on the CPU the other side's next
+/// timed request runs on, and count as that side's time.
+bool wait_until_sleeping(pid_t pid, double max_ms);
+
+/// Takes `cpu` out of the CPUs every thread of this process may run on (threads and processes it
+/// starts later inherit it: the zygote and every worker), so that among kgym's processes only the
+/// pair PinnedToCpu puts there runs on the timing CPU. Nothing when `cpu` is the only one left.
+void keep_off_cpu(int cpu);
+
 /// Sets every thread of `pid` to `mask` (sched_setaffinity per thread id); returns how many took it.
 int set_threads_affinity(pid_t pid, const cpu_set_t& mask);
 

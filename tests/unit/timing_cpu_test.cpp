@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 
@@ -103,4 +105,50 @@ TEST(TimingCpu, AGoneProcessIsSkipped) {
   ::waitpid(child, nullptr, 0);
   PinnedToCpu pin({child, -1, 0}, allowed_cpus().front());
   EXPECT_EQ(pin.threads(), 0);
+}
+
+// A worker waiting for its next request sleeps; one still working does not (until the deadline).
+TEST(TimingCpu, WaitsUntilAProcessSleeps) {
+  const pid_t sleeper = ::fork();
+  ASSERT_GE(sleeper, 0);
+  if (sleeper == 0) {
+    ::pause();
+    _exit(0);
+  }
+  const pid_t spinner = ::fork();
+  ASSERT_GE(spinner, 0);
+  if (spinner == 0) {
+    volatile unsigned long k = 0;
+    for (;;) k = k + 1u;
+  }
+  EXPECT_TRUE(wait_until_sleeping(sleeper, 2000));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(wait_until_sleeping(spinner, 30));
+  const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 29.0);
+  for (pid_t p : {sleeper, spinner}) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  EXPECT_FALSE(wait_until_sleeping(spinner, 10));  // gone
+}
+
+// The supervisor keeps off the timing CPU, and what it starts afterwards inherits that.
+TEST(TimingCpu, KeepsThisProcessOffTheCpu) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU: nothing to keep off";
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof before, &before), 0);
+  keep_off_cpu(cpus.back());
+  const std::vector<int> now = allowed_cpus();
+  EXPECT_EQ(now.size() + 1, cpus.size());
+  EXPECT_EQ(std::find(now.begin(), now.end(), cpus.back()), now.end());
+  const pid_t child = ::fork();
+  if (child == 0) _exit(allowed_cpus() == now ? 0 : 1);
+  int status = -1;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  set_threads_affinity(::getpid(), before);
+  EXPECT_EQ(allowed_cpus(), cpus);
 }
