@@ -54,7 +54,7 @@ TEST(RooflineReward, FractionOfGapClosed) {
 TEST(EpisodeReward, ResolvesNamesAndRejectsUnknown) {
   Verdict v = verdict(Outcome::passed, 2.0);
   EXPECT_EQ(compute_reward("stepped", v), 1.0);
-  EXPECT_NEAR(compute_reward("roofline", v, {0.25}), (1.0 - 0.5) / (1.0 - 0.25), 1e-12);
+  EXPECT_NEAR(compute_reward("roofline", v, {.roofline_floor_ms = 0.25, .noise_gate = std::nullopt}), (1.0 - 0.5) / (1.0 - 0.25), 1e-12);
   EXPECT_THROW(compute_reward("roofline", v), Error);
   try {
     compute_reward("speedy", v);

@@ -64,7 +64,7 @@ TEST(Reward, ByName) {
   EXPECT_EQ(reward_names(), (std::vector<std::string>{"kevin", "log_speed", "stepped", "roofline"}));
   EXPECT_DOUBLE_EQ(compute_reward("stepped", passed(2.0)), 1.0);
   EXPECT_DOUBLE_EQ(compute_reward("log_speed", passed(4.0)), 2.0);
-  EXPECT_NEAR(compute_reward("roofline", passed(2.0), {0.25}), 0.0, 1e-12);  // no runtimes in passed(): 0
+  EXPECT_NEAR(compute_reward("roofline", passed(2.0), {.roofline_floor_ms = 0.25, .noise_gate = std::nullopt}), 0.0, 1e-12);  // no runtimes in passed(): 0
 }
 
 TEST(Reward, ParsedOnceWithOneErrorText) {
