@@ -74,22 +74,6 @@ FLOOR_PHASES = ("cases", "other", "timing", "recheck")
 
 # ---------------------------------------------------------------- pure functions (tested on CPU)
 
-def scale_constants(module, factor: float) -> dict:
-    """kgym's --scale rule (python/kgym_worker/loading.py scale_sizes): the module's int constants
-    >= 16 times ``factor``, rounded, at least 1. Sets them; returns {name: [old, new]}."""
-    changed = {}
-    if factor == 1.0:
-        return changed
-    for name, value in list(vars(module).items()):
-        if name.startswith("_") or type(value) is not int or value < 16:
-            continue
-        new = max(1, int(round(value * factor)))
-        if new != value:
-            setattr(module, name, new)
-            changed[name] = [value, new]
-    return changed
-
-
 def overhead(floor_s, plain_s):
     """floor / plain - 1, None when either is missing or plain is not positive."""
     if floor_s is None or plain_s is None or not plain_s > 0:
@@ -382,6 +366,9 @@ def main(argv=None) -> int:
     ap.add_argument("--md", help="markdown table output")
     args = ap.parse_args(argv)
     import torch
+    # kgym's --scale rule for the task's sizes (nothing else of kgym's runs here)
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+    from kgym_worker import loading
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         print("overhead_floor.py: no CUDA device is available; run it on the GPU machine, or pass --device cpu "
               "for the CPU check of the script", file=sys.stderr)
@@ -400,7 +387,7 @@ def main(argv=None) -> int:
         t0 = time.perf_counter()
         try:
             task = _load(task_file, f"floor_task_{i}")
-            row["sizes"] = scale_constants(task, args.scale)
+            row["sizes"] = loading.scale_sizes(task, args.scale)
             cand = _load(cand_file, f"floor_cand_{i}")
             init = task.get_init_inputs()
             torch.manual_seed(0)

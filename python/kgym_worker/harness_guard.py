@@ -10,7 +10,7 @@ import types
 
 import torch
 
-from . import contract, heap, loading, opwatch, spotcheck, timing, wallcheck
+from . import contract, heap, integrity, loading, opwatch, spotcheck, timing, wallcheck
 
 _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between the candidate's calls
     ("loading", "output_tensors"), ("loading", "seed_all"), ("loading", "unseed"), ("timing", "synchronize"),
@@ -88,8 +88,7 @@ class HarnessGuard:
         function of the list above changed (red team, session 24: 1.58x to 1.83x at eager's work,
         under profile off)."""
         items = []
-        for name, mod in sorted((n, m) for n, m in list(sys.modules.items())
-                                if isinstance(m, types.ModuleType) and (n == "kgym_worker" or n.startswith("kgym_worker."))):
+        for name, mod in integrity.kgym_worker_modules():
             items.append(("sys.modules", name, sys.modules, mod, None))
             for attr, value in sorted(vars(mod).items(), key=lambda kv: kv[0]):
                 if isinstance(value, types.ModuleType) and not attr.startswith("__"):

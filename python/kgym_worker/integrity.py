@@ -18,6 +18,7 @@ import ctypes
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 import types
@@ -66,6 +67,13 @@ STDLIB_TRUSTED = [
 ]
 
 
+def kgym_worker_modules() -> list:
+    """``(name, module)`` of every ``kgym_worker`` module imported so far, from ``sys.modules``,
+    by name: what the harness guard and the full fingerprint hold by identity."""
+    return sorted((n, m) for n, m in list(sys.modules.items())
+                  if isinstance(m, types.ModuleType) and (n == "kgym_worker" or n.startswith("kgym_worker.")))
+
+
 class Fingerprints:
     """Identity + bytecode hash of trusted callables. ``add_module`` covers every function and
     class method defined in a module (the kgym_worker modules, the task module)."""
@@ -87,10 +95,8 @@ class Fingerprints:
         """Every ``kgym_worker`` entry of ``sys.modules`` by identity: what a function-level
         ``from .x import y`` in the harness resolves (``timing.time_calls`` takes its
         ``HarnessGuard`` so; a stand-in module there would hand the loop a guard that passes)."""
-        import sys
-        for name, mod in list(sys.modules.items()):
-            if isinstance(mod, types.ModuleType) and (name == "kgym_worker" or name.startswith("kgym_worker.")):
-                self.add(f"sys.modules[{name!r}]", sys.modules, name)
+        for name, _ in kgym_worker_modules():
+            self.add(f"sys.modules[{name!r}]", sys.modules, name)
         return self
 
     def add_torch(self) -> "Fingerprints":

@@ -66,10 +66,9 @@ bool wait_until_sleeping(pid_t pid, double max_ms) {
   const std::string path = "/proc/" + std::to_string(pid) + "/stat";
   for (;;) {
     std::ifstream f(path);
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto close = stat.rfind(')');
-    if (!f.good() && stat.empty()) return false;
-    if (close == std::string::npos || close + 2 >= stat.size()) return false;
+    const std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');  // (the name before it may hold spaces and parentheses)
+    if (close == std::string::npos || close + 2 >= stat.size()) return false;  // gone or unreadable
     if (stat[close + 2] == 'S') return true;
     if (clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(20));

@@ -1,4 +1,4 @@
-"""bench/overhead_floor.py on the CPU: its pure parts (pairing, kgym's scale rule, the overhead
+"""bench/overhead_floor.py on the CPU: its pure parts (pairing, kgym's scale rule as it uses it, the overhead
 arithmetic, the table) and one end-to-end run of both harnesses on the examples' honest ReLU, whose
 correctness checks must hold; the measurement itself is for the GPU machine."""
 import importlib.util
@@ -18,11 +18,15 @@ spec.loader.exec_module(of)
 
 
 def test_scale_constants_follows_kgyms_rule():
+    """The script scales each task by kgym's own rule (loading.scale_sizes, imported, not copied)."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from kgym_worker import loading
+    assert "loading.scale_sizes(task, args.scale)" in SCRIPT.read_text()
     m = types.ModuleType("t")
     m.N, m.small, m._hidden, m.flag = 4096, 8, 4096, True
-    assert of.scale_constants(m, 0.1) == {"N": [4096, 410]}
+    assert loading.scale_sizes(m, 0.1) == {"N": [4096, 410]}
     assert (m.N, m.small, m._hidden) == (410, 8, 4096)
-    assert of.scale_constants(m, 1.0) == {}
+    assert loading.scale_sizes(m, 1.0) == {}
 
 
 def test_overhead_and_totals():
