@@ -172,7 +172,7 @@ struct TimingRecord {
   std::vector<double> wall_check_paired_ms;
   /// CPU device: per request k of this side, what its paired difference was moved by for the
   /// request's own work outside the calls (ms): this side's process's CPU time in it (making the
-  /// input sets, committing to the arena copies; common.wall_calls' ``harness``), bounded to
+  /// input sets, committing to the arena copies; wallcheck.wall_calls' ``harness``), bounded to
   /// within runner::kHarnessBound of the calibrations' around it, minus theirs. Positive: this
   /// process did that work slower than the reference's calibrations did, and the difference was
   /// not charged to its calls (runner::without_harness_work). Empty when not applied. Set by the

@@ -59,7 +59,7 @@ struct WallCheck {
   int requests = 0;
   pid_t reference_pid = -1;
   // CPU: the timed requests' inputs come from a file the reference writes while the candidate
-  // is stopped (common.SharedInputs); the candidate maps it in its untimed request. Without it
+  // is stopped (wallcheck.SharedInputs); the candidate maps it in its untimed request. Without it
   // (an input that is not a contiguous tensor or a plain value) the candidate generates them.
   nlohmann::json shared_map;  // {path, bytes} once the reference made the file
   // The layout of the sets the file holds now (the timed request's header carries it): the

@@ -164,7 +164,7 @@ inline double candidate_calls_ms(const WallCheckSeries& reference, const WallChe
 ///    conclusive (its inconclusive upper bound would be the whole request). At full size it
 ///    pays the allocation of the N kept outputs (a ReLU's eager floor read 7.9 ms against 3.1 ms
 ///    of events);
-///  - `own_per_call_ms`: the reference's own back-to-back loop (common.wall_per_call; 0 when
+///  - `own_per_call_ms`: the reference's own back-to-back loop (wallcheck.wall_per_call; 0 when
 ///    missing or inconclusive), which charges the module call's host time that the candidate's
 ///    floor does not (an identical 256x256 matmul got 1.28x).
 /// The supervisor's measure missing or inconclusive: no floor (the baseline's net event time
@@ -223,7 +223,7 @@ std::vector<int> recheck_positions(int min_calls, int max_calls, int n, Rng& rng
 }
 
 /// The CPU wall check's shared input file as the candidate is told to map it ({"path", "bytes"}),
-/// from the reference's `wall_inputs` reply (common.SharedInputs). `bytes` is read as a 64-bit
+/// from the reference's `wall_inputs` reply (wallcheck.SharedInputs). `bytes` is read as a 64-bit
 /// count: N input sets pass 2 GiB (task 89 at --scale 0.1: 2,147,614,720 bytes), and read as an
 /// int it came back negative, so the candidate's mmap failed and an honest cumsum was a
 /// runtime_error (red team rt35).

@@ -166,7 +166,7 @@ SideComparison compare_side(const TimingRecord& cand, const TimingRecord& base) 
 /// allows, measured alike for both: a shrunk or self-restoring timer, work hidden outside the
 /// timed window). Capping at the check's point estimate instead read the same operator at 0.81x
 /// on a loaded 2-core machine (the check is noisier than the timers at small sizes); a timer
-/// patched inside the call no longer reaches the CPU window at all (common.time_calls binds the
+/// patched inside the call no longer reaches the CPU window at all (timing.time_calls binds the
 /// clock taken at import), so the interval's top bounds what is left of that kind.
 struct LikeForLike {
   bool applies = false, doubted = false;
