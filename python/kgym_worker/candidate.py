@@ -572,4 +572,5 @@ def serve(sock, device: str, workdir: str, log_path: str) -> None:
     release_after = {"run_case", "time", "wall_output", "release", "trace"}
     protocol.serve(sock, handlers,
                    lambda exc: {"ok": False, "harness_error": f"{type(exc).__name__}: {exc}"},
-                   after=lambda req: req.get("op") in release_after and integrity.release_device_memory(ex.device))
+                   after=lambda req: req.get("op") in release_after and integrity.release_device_memory(ex.device),
+                   requests=protocol.CANDIDATE_REQUESTS)

@@ -188,10 +188,12 @@ def settle(freeze: bool = False) -> None:
         gc.freeze()
 
 
-def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
+def serve(sock: socket.socket, handlers: dict, on_error, after=None, requests=None) -> None:
     """The request loop of a worker: answers each request with ``handlers[op](header, blobs)``
     (a reply dict, or a (dict, blobs) tuple) until ``exit`` or the channel closes. An unknown op
-    or a handler exception is answered with ``on_error(exc)``; the loop goes on. ``after(req)``
+    or a handler exception is answered with ``on_error(exc)``; the loop goes on. With
+    ``requests`` (op -> the request's dataclass, below), a request whose fields are not its
+    dataclass's (``check_request``) is answered with ``on_error`` too. ``after(req)``
     (the request's header), when given, runs once the reply is sent and the request's objects
     are dropped, outside any clock the supervisor runs on the request (the workers return cached
     device memory there).
@@ -214,6 +216,8 @@ def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
         try:
             if op not in handlers:
                 raise ValueError(f"unknown op {op!r}")
+            if requests is not None:
+                check_request(requests, req)
             reply = handlers[op](req, blobs)
         except Exception as exc:  # noqa: BLE001 - reported on the channel, never silent
             reply = on_error(exc)
@@ -229,3 +233,534 @@ def serve(sock: socket.socket, handlers: dict, on_error, after=None) -> None:
                 after(req)
             except Exception:  # noqa: BLE001 - housekeeping; the next request reports real trouble
                 pass
+
+
+# --- The messages ----------------------------------------------------------------------------
+# One dataclass per request the supervisor sends and per reply it reads, mirroring the structs of
+# src/runner/protocol.hpp field for field (names as on the wire; tests/unit/protocol_test.cpp
+# compares ``schema()`` with the C++ side's). A field without a default is required. A request
+# class carries its ``op``; a reply class lists the fields the supervisor reads (a worker may add
+# others). A record of kgym's measurements (measurement.hpp) travels as a dict (the types below
+# named after it); a reply that carries a record's fields at its top level has a field with
+# ``metadata={"wire": "*"}`` (the record's fields are not listed here). Imports nothing heavy: the
+# candidate's and the reference's modules both use it.
+
+import dataclasses  # noqa: E402 - the messages' part of the module
+import typing  # noqa: E402
+from typing import Any, ClassVar, Dict, List, Optional  # noqa: E402
+
+LoadRecord = typing.NewType("LoadRecord", dict)
+CaseRecord = typing.NewType("CaseRecord", dict)
+TimingRecord = typing.NewType("TimingRecord", dict)
+LaunchRecord = typing.NewType("LaunchRecord", dict)
+RooflineRecord = typing.NewType("RooflineRecord", dict)
+
+_message = dataclasses.dataclass(kw_only=True)
+
+
+def _flattened():
+    return dataclasses.field(metadata={"wire": "*"})
+
+
+# Parts of messages.
+
+@_message
+class TimingSettings:
+    warmup: int
+    min_calls: int
+    max_calls: int
+    budget_ms: float
+    target_spread: float
+    l2_flush: bool
+
+
+@_message
+class SpotRequest:
+    seed: int
+    k: int
+    candidate: Optional[Any] = None
+    calls: Optional[int] = None
+    trusted: Optional[List[int]] = None
+
+
+@_message
+class RecheckItem:
+    index: int
+    seed: int
+    output: Any
+    fingerprint: Optional[Any] = None
+
+
+@_message
+class SharedInputsMap:
+    path: str
+    bytes: int
+
+
+@_message
+class SpawnLimits:
+    address_space_bytes: int
+
+
+# Requests to the reference worker (reference.py).
+
+@_message
+class InfoRequest:
+    op: ClassVar[str] = "info"
+
+
+@_message
+class LoadTaskRequest:
+    op: ClassVar[str] = "load_task"
+    key: str
+    source: str
+    task_id: str
+    scale: float
+    init_seed: int
+
+
+@_message
+class ProbeTaskRequest:
+    op: ClassVar[str] = "probe_task"
+    source: str
+    task_id: str
+    scale: float
+
+
+@_message
+class DropTaskRequest:
+    op: ClassVar[str] = "drop_task"
+    key: str
+
+
+@_message
+class MakeCaseRequest:
+    op: ClassVar[str] = "make_case"
+    key: str
+    index: int
+    transform: str
+    shape: Optional[str] = None
+
+
+@_message
+class CaseInputsRequest:
+    op: ClassVar[str] = "case_inputs"
+    key: str
+    index: int
+
+
+@_message
+class CompareRequest:
+    op: ClassVar[str] = "compare"
+    key: str
+    index: int
+    output: Any
+    tolerances: Any
+    audit: bool
+    done: bool
+
+
+@_message
+class RecheckRequest:
+    op: ClassVar[str] = "recheck"
+    key: str
+    items: List[RecheckItem]
+    tolerances: Any
+
+
+@_message
+class ReferenceTimeRequest:
+    op: ClassVar[str] = "time"
+    key: str
+    kind: str
+    options: TimingSettings
+    seeds: List[int]
+    wall_target_ms: float
+    own_floor: bool
+    spot: Optional[SpotRequest] = None
+    tolerances: Optional[Any] = None
+
+
+@_message
+class SpotCheckRequest:
+    op: ClassVar[str] = "spot_check"
+    key: str
+    seeds: List[int]
+    warmup: int
+    spot: SpotRequest
+    tolerances: Any
+
+
+@_message
+class WallInputsRequest:
+    op: ClassVar[str] = "wall_inputs"
+    key: str
+    n: int
+    seed: int
+
+
+@_message
+class SettleRequest:
+    op: ClassVar[str] = "settle"
+    reserve_n: Optional[int] = None
+    reserve_bytes: Optional[float] = None
+    release: Optional[bool] = None
+
+
+@_message
+class WallCalibrationRequest:
+    op: ClassVar[str] = "wall_calibration"
+    key: str
+    n: int
+    seed: int
+    sync_each: bool
+    commit: Optional[bool] = None
+    shared: Optional[bool] = None
+    layout: Optional[Any] = None
+    call: Optional[str] = None
+
+
+# Requests to a candidate's worker (candidate.py).
+
+@_message
+class LoadRequest:
+    op: ClassVar[str] = "load"
+    format: str
+    candidate_source: str
+    task_source: str
+    scale: float
+    init_seed: int
+
+
+@_message
+class RunCaseRequest:
+    op: ClassVar[str] = "run_case"
+    index: int
+    regenerate: Optional[Any] = None
+    inputs: Optional[Any] = None
+    tolerances: Any
+    stability_wait: bool
+
+
+@_message
+class ReleaseRequest:
+    op: ClassVar[str] = "release"
+
+
+@_message
+class CandidateTimeRequest:
+    op: ClassVar[str] = "time"
+    options: TimingSettings
+    seeds: List[int]
+    keep: List[int]
+    spot: Optional[SpotRequest] = None
+    audit_dispatcher: bool
+
+
+@_message
+class WallRequest:
+    op: ClassVar[str] = "wall"
+    n: int
+    seed: int
+    calibrate: Optional[bool] = None
+    call: Optional[bool] = None
+    sync_each: Optional[bool] = None
+    commit: Optional[bool] = None
+    reserve_bytes: Optional[float] = None
+    reserve_n: Optional[int] = None
+    map: Optional[SharedInputsMap] = None
+    layout: Optional[Any] = None
+
+
+@_message
+class WallOutputRequest:
+    op: ClassVar[str] = "wall_output"
+    indices: List[int]
+
+
+@_message
+class WarmProfilerRequest:
+    op: ClassVar[str] = "warm_profiler"
+
+
+@_message
+class TraceRequest:
+    op: ClassVar[str] = "trace"
+    seeds: List[int]
+
+
+@_message
+class ExitRequest:
+    op: ClassVar[str] = "exit"
+
+
+# Requests to the zygote (zygote.py).
+
+@_message
+class SpawnRequest:
+    op: ClassVar[str] = "spawn"
+    role: str
+    device: str
+    workdir: str
+    log: str
+    env: Dict[str, str]
+    limits: SpawnLimits
+
+
+@_message
+class ReapRequest:
+    op: ClassVar[str] = "reap"
+    pid: int
+    timeout: float
+
+
+# Replies.
+
+@_message
+class ReferenceStatus:
+    ok: bool = False
+    error: str = "reference worker error"
+    traceback: str = ""
+
+
+@_message
+class CandidateStatus:
+    harness_error: Optional[Any] = None
+
+
+@_message
+class LoadTaskReply:
+    scaled: Any = None
+    parameters: Any = None
+    roofline: Optional[RooflineRecord] = None
+
+
+@_message
+class MakeCaseReply:
+    skipped: Optional[str] = None
+    sizes: Any = None
+    seed: int = 0
+    regenerate: Any = None
+
+
+@_message
+class CaseInputsReply:
+    inputs: Any = None
+
+
+@_message
+class Comparison:
+    output_plain_tensor: Optional[bool] = None
+    output_type: Optional[str] = None
+    structure_matches: bool = True
+    dtype_matches: bool = True
+    shape_matches: bool = True
+    device_matches: bool = True
+    detail: str = ""
+    numel: int = 0
+    max_abs_error: float = 0.0
+    mean_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    tolerance_ratio: float = 0.0
+    atol: float = 0.0
+    rtol: float = 0.0
+    nonfinite_mismatches: int = 0
+    mismatches: int = 0
+    mismatches_outside_fp64: int = -1
+    fp64_atol_ratio: float = -1.0
+    first_mismatch_index: List[int] = dataclasses.field(default_factory=list)
+    reference_finite: bool = True
+    fp64_checked: bool = False
+    fp64_error: float = 0.0
+    fp64_reference_error: float = 0.0
+    fp64_scale: float = 0.0
+    dtype_eps: float = 0.0
+    trivial_passing: List[str] = dataclasses.field(default_factory=list)
+
+
+@_message
+class RecheckReply:
+    results: List[Comparison] = dataclasses.field(default_factory=list)
+
+
+@_message
+class SpotFailure:
+    index: int = 0
+    detail: str = ""
+
+
+@_message
+class SpotResult:
+    error: Optional[Any] = None
+    checked: int = 0
+    failed: List[SpotFailure] = dataclasses.field(default_factory=list)
+
+
+@_message
+class BaselineTiming:
+    record: TimingRecord = _flattened()
+    spot: Optional[SpotResult] = None
+
+
+@_message
+class ReferenceTimeReply:
+    timing: BaselineTiming
+
+
+@_message
+class SpotTiming:
+    spot: Optional[SpotResult] = None
+
+
+@_message
+class SpotCheckReply:
+    timing: SpotTiming
+
+
+@_message
+class WallInputsReply:
+    unsupported: Optional[Any] = None
+    path: str = ""
+    bytes: int = 0
+    layout: Any = None
+
+
+@_message
+class WallCalibrationReply:
+    unsupported: Optional[Any] = None
+    harness_ms: Optional[Any] = None
+
+
+@_message
+class LoadReply:
+    record: LoadRecord = _flattened()
+    parameters: Any = None
+
+
+@_message
+class RunCaseReply:
+    record: CaseRecord = _flattened()
+    need_inputs: bool = False
+    output: Optional[Any] = None
+    harness_error: Optional[Any] = None
+
+
+@_message
+class KeptOutput:
+    index: int = -1
+    output: Any = None
+
+
+@_message
+class CandidateTimeReply:
+    timing: TimingRecord
+    kept: List[KeptOutput] = dataclasses.field(default_factory=list)
+    spot: Optional[Any] = None
+
+
+@_message
+class WallReply:
+    host_ms: float = 0.0
+    harness_ms: Optional[Any] = None
+    fingerprints: Any = None
+    tampered: List[str] = dataclasses.field(default_factory=list)
+
+
+@_message
+class WallOutputReply:
+    outputs: Any = None
+    tampered: List[str] = dataclasses.field(default_factory=list)
+
+
+@_message
+class WarmProfilerReply:
+    tampered: List[str] = dataclasses.field(default_factory=list)
+
+
+@_message
+class TraceReply:
+    launch: LaunchRecord
+
+
+@_message
+class ZygoteReady:
+    op: str = ""
+    pid: int = 0
+
+
+@_message
+class SpawnReply:
+    ok: bool = False
+    error: str = "?"
+    pid: Optional[int] = None
+
+
+@_message
+class ReapReply:
+    signal: int = 0
+    exit_code: int = 0
+
+
+MESSAGES = tuple(v for v in list(globals().values())
+                 if isinstance(v, type) and dataclasses.is_dataclass(v) and v.__module__ == __name__)
+REFERENCE_REQUESTS = {c.op: c for c in (InfoRequest, LoadTaskRequest, ProbeTaskRequest, DropTaskRequest,
+                                        MakeCaseRequest, CaseInputsRequest, CompareRequest, RecheckRequest,
+                                        ReferenceTimeRequest, SpotCheckRequest, WallInputsRequest, SettleRequest,
+                                        WallCalibrationRequest)}
+CANDIDATE_REQUESTS = {c.op: c for c in (LoadRequest, RunCaseRequest, ReleaseRequest, CandidateTimeRequest,
+                                        WallRequest, WallOutputRequest, WarmProfilerRequest, TraceRequest)}
+ZYGOTE_REQUESTS = {c.op: c for c in (SpawnRequest, ReapRequest, ExitRequest)}
+
+
+def type_name(tp) -> str:
+    """A field's type in the schema's words (protocol.hpp's detail::type_name): bool, int, float,
+    str, any, list[T], dict[str,T], optional[T], a message's or a record's name."""
+    if tp is Any:
+        return "any"
+    if tp in (bool, int, float, str):
+        return tp.__name__
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Union and type(None) in args:
+        (inner,) = [a for a in args if a is not type(None)]
+        return f"optional[{type_name(inner)}]"
+    if origin is list:
+        return f"list[{type_name(args[0])}]"
+    if origin is dict:
+        return f"dict[{type_name(args[0])},{type_name(args[1])}]"
+    if dataclasses.is_dataclass(tp) or hasattr(tp, "__supertype__"):
+        return tp.__name__
+    raise TypeError(f"no schema name for {tp!r}")
+
+
+def schema() -> dict:
+    """Every message by name: {"op"?, "fields": {name: {"type", "required"}}}, as protocol.hpp's
+    protocol::schema() gives it for the C++ structs."""
+    out = {}
+    for cls in MESSAGES:
+        hints = typing.get_type_hints(cls)
+        fields = {}
+        for f in dataclasses.fields(cls):
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            fields[f.metadata.get("wire", f.name)] = {"type": type_name(hints[f.name]), "required": required}
+        entry = {"fields": fields}
+        if "op" in cls.__dict__ and isinstance(cls.__dict__["op"], str) and "op" not in fields:
+            entry["op"] = cls.op
+        out[cls.__name__] = entry
+    return out
+
+
+def check_request(classes: dict, req: dict) -> None:
+    """Raises ValueError when ``req`` is not a request of ``classes`` (op -> dataclass): an op it
+    does not know, a field its dataclass lacks, or a required field missing."""
+    op = req.get("op")
+    cls = classes.get(op)
+    if cls is None:
+        raise ValueError(f"unknown op {op!r}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    extra = sorted(k for k in req if k != "op" and k not in names)
+    if extra:
+        raise ValueError(f"request {op!r} has fields the protocol does not know: {', '.join(extra)}")
+    missing = sorted(n for n, f in names.items() if n not in req and f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+    if missing:
+        raise ValueError(f"request {op!r} lacks required fields: {', '.join(missing)}")

@@ -748,7 +748,8 @@ def serve(sock, device: str, workdir: str) -> None:
     protocol.serve(sock, {op: getattr(worker, op) for op in ops},
                    lambda exc: {"ok": False, "error": f"{type(exc).__name__}: {exc}",  # the reference failed
                                 "traceback": traceback.format_exc()[-8000:]},
-                   after=lambda req: releases_after(req) and integrity.release_device_memory(worker.device, scrub=True))
+                   after=lambda req: releases_after(req) and integrity.release_device_memory(worker.device, scrub=True),
+                   requests=protocol.REFERENCE_REQUESTS)
 
 
 def releases_after(req: dict) -> bool:

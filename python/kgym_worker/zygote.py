@@ -322,6 +322,12 @@ def main() -> None:
                 protocol.send(ctrl, {"ok": False, "error": "spawn without a socket"})
                 continue
             try:
+                protocol.check_request(protocol.ZYGOTE_REQUESTS, req)
+            except ValueError as exc:
+                os.close(fds[0])
+                protocol.send(ctrl, {"ok": False, "error": str(exc)})
+                continue
+            try:
                 pid = os.fork()
             except OSError as exc:  # no process or memory left (red team rt7: a candidate held every pid)
                 os.close(fds[0])
@@ -334,6 +340,11 @@ def main() -> None:
             strays.collect()
             protocol.send(ctrl, {"ok": True, "pid": pid})
         elif op == "reap":
+            try:
+                protocol.check_request(protocol.ZYGOTE_REQUESTS, req)
+            except ValueError as exc:
+                protocol.send(ctrl, {"ok": False, "error": str(exc)})
+                continue
             status = _reap(int(req["pid"]), float(req.get("timeout", 2.0)))
             live.discard(int(req["pid"]))
             _sweep_orphans(live)
