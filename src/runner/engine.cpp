@@ -143,27 +143,26 @@ Worker& EngineState::reference_worker() {
     reference = std::make_unique<Worker>(*zygote, spec);
     reference_pid = reference->pid();
     reference_zygote_deaths = zygote->deaths();
-    Message info = reference->request({{"op", "info"}}, {}, 120);
+    Message info = reference->request(protocol::InfoRequest{}, {}, 120);
     environment = info.header;
     environment.erase("ok");
   }
   return *reference;
 }
 
-std::optional<Message> EngineState::ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
-                                                  double timeout_s, Measurements& m) {
+std::optional<Message> EngineState::ask_reference(const nlohmann::json& header, const std::string& op,
+                                                  const std::vector<Blob>& blobs, double timeout_s, Measurements& m) {
   try {
-    Message reply = reference_worker().request(req, blobs, timeout_s);
-    if (!reply.header.value("ok", false)) {
-      m.task_failure = "the reference failed: " + reply.header.value("error", std::string("reference worker error")) + "\n" +
-                       reply.header.value("traceback", std::string());
+    Message reply = reference_worker().request(header, blobs, timeout_s);
+    if (const auto status = protocol::read<protocol::ReferenceStatus>(reply.header); !status.ok) {
+      m.task_failure = "the reference failed: " + status.error + "\n" + status.traceback;
       return std::nullopt;
     }
     return reply;
   } catch (const ChannelClosed&) {
-    m.task_failure = "the reference worker died during '" + req.value("op", std::string()) + "'";
+    m.task_failure = "the reference worker died during '" + op + "'";
   } catch (const ChannelTimeout&) {
-    m.task_failure = "the reference worker exceeded its time limit during '" + req.value("op", std::string()) + "'";
+    m.task_failure = "the reference worker exceeded its time limit during '" + op + "'";
   }
   reference.reset();
   return std::nullopt;
@@ -172,7 +171,7 @@ std::optional<Message> EngineState::ask_reference(const nlohmann::json& req, con
 void EngineState::drop_reference_task(const std::string& key) {
   if (reference && reference->alive()) {
     try {
-      reference->request({{"op", "drop_task"}, {"key", key}}, {}, 60);
+      reference->request(protocol::DropTaskRequest{.key = key}, {}, 60);
     } catch (const std::exception&) {
       reference.reset();
     }
@@ -194,8 +193,9 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   runner::load_candidate(ev);
   if (ev.loaded_cleanly()) runner::link_check(ev);
   // A reply of the wrong shape from the candidate's process anywhere in the evaluation (it can
-  // write its own replies; the fields read through reply_field are safe already) is its breach
-  // of the protocol: before, the JSON exception ended the whole run (red team rt14, exit 3).
+  // write its own replies; its lenient fields, protocol.hpp, are safe already) is its breach of
+  // the protocol: the json exception a strict field throws ends the candidate, not the run (red
+  // team rt14, exit 3).
   try {
     if (ev.loaded_cleanly() && !runner::link_rejected(ev)) {
       std::unique_lock device(device_mutex);
@@ -261,7 +261,7 @@ std::string Engine::describe() const { return "engine " + impl_->options.device.
 TaskProbe Engine::probe_task(const Task& task, double scale) {
   std::lock_guard device(impl_->device_mutex);
   Measurements m;
-  auto r = impl_->ask_reference({{"op", "probe_task"}, {"source", task.source}, {"task_id", task.id}, {"scale", scale}},
+  auto r = impl_->ask_reference(runner::protocol::ProbeTaskRequest{.source = task.source, .task_id = task.id, .scale = scale},
                                 {}, Timeouts{}.reference_s, m);
   return read_task_probe(task.id, scale, r ? &r->header : nullptr, m.task_failure.value_or("no reply"));
 }

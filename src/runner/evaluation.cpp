@@ -44,41 +44,44 @@ std::uint64_t random_seed() {
   return ((static_cast<std::uint64_t>(rd()) << 32) ^ rd()) & ((1ULL << 63) - 1);
 }
 
-nlohmann::json timing_json(const TimingOptions& t) {
-  return {{"warmup", t.warmup},          {"min_calls", t.min_calls},
-          {"max_calls", t.max_calls},    {"budget_ms", t.budget_ms},
-          {"target_spread", t.target_spread}, {"l2_flush", t.l2_flush}};
+protocol::TimingSettings timing_settings(const TimingOptions& t) {
+  return {.warmup = t.warmup,
+          .min_calls = t.min_calls,
+          .max_calls = t.max_calls,
+          .budget_ms = t.budget_ms,
+          .target_spread = t.target_spread,
+          .l2_flush = t.l2_flush};
 }
 
 /// Copies the reference side's comparison statistics into a case record (never the candidate's).
-void apply_comparison(const nlohmann::json& h, CaseRecord& cr) {
+void apply_comparison(const protocol::Comparison& h, CaseRecord& cr) {
   cr.compared = true;
-  cr.output_plain_tensor = h.value("output_plain_tensor", cr.output_plain_tensor);
-  if (h.contains("output_type")) cr.output_type = h.value("output_type", std::string());
-  cr.structure_matches = h.value("structure_matches", true);
-  cr.dtype_matches = h.value("dtype_matches", true);
-  cr.shape_matches = h.value("shape_matches", true);
-  cr.device_matches = h.value("device_matches", true);
-  cr.detail = h.value("detail", std::string());
-  cr.numel = h.value("numel", std::int64_t{0});
-  cr.max_abs_error = h.value("max_abs_error", 0.0);
-  cr.mean_abs_error = h.value("mean_abs_error", 0.0);
-  cr.max_rel_error = h.value("max_rel_error", 0.0);
-  cr.tolerance_ratio = h.value("tolerance_ratio", 0.0);
-  cr.atol = h.value("atol", 0.0);
-  cr.rtol = h.value("rtol", 0.0);
-  cr.nonfinite_mismatches = h.value("nonfinite_mismatches", std::int64_t{0});
-  cr.mismatches = h.value("mismatches", std::int64_t{0});
-  cr.mismatches_outside_fp64 = h.value("mismatches_outside_fp64", std::int64_t{-1});
-  cr.fp64_atol_ratio = h.value("fp64_atol_ratio", -1.0);
-  cr.first_mismatch_index = h.value("first_mismatch_index", std::vector<std::int64_t>{});
-  cr.reference_finite = h.value("reference_finite", true);
-  cr.fp64_checked = h.value("fp64_checked", false);
-  cr.fp64_error = h.value("fp64_error", 0.0);
-  cr.fp64_reference_error = h.value("fp64_reference_error", 0.0);
-  cr.fp64_scale = h.value("fp64_scale", 0.0);
-  cr.dtype_eps = h.value("dtype_eps", 0.0);
-  cr.trivial_passing = h.value("trivial_passing", std::vector<std::string>{});
+  cr.output_plain_tensor = h.output_plain_tensor.value_or(cr.output_plain_tensor);
+  if (h.output_type) cr.output_type = *h.output_type;
+  cr.structure_matches = h.structure_matches;
+  cr.dtype_matches = h.dtype_matches;
+  cr.shape_matches = h.shape_matches;
+  cr.device_matches = h.device_matches;
+  cr.detail = h.detail;
+  cr.numel = h.numel;
+  cr.max_abs_error = h.max_abs_error;
+  cr.mean_abs_error = h.mean_abs_error;
+  cr.max_rel_error = h.max_rel_error;
+  cr.tolerance_ratio = h.tolerance_ratio;
+  cr.atol = h.atol;
+  cr.rtol = h.rtol;
+  cr.nonfinite_mismatches = h.nonfinite_mismatches;
+  cr.mismatches = h.mismatches;
+  cr.mismatches_outside_fp64 = h.mismatches_outside_fp64;
+  cr.fp64_atol_ratio = h.fp64_atol_ratio;
+  cr.first_mismatch_index = h.first_mismatch_index;
+  cr.reference_finite = h.reference_finite;
+  cr.fp64_checked = h.fp64_checked;
+  cr.fp64_error = h.fp64_error;
+  cr.fp64_reference_error = h.fp64_reference_error;
+  cr.fp64_scale = h.fp64_scale;
+  cr.dtype_eps = h.dtype_eps;
+  cr.trivial_passing = h.trivial_passing;
 }
 
 /// Appends one round's timing to the merged record of its kind.
@@ -166,13 +169,8 @@ void TimingRun::note_gpu_holders() {
                                               engine.worker_device == "cpu"));
 }
 
-void TimingRun::note_tampered(const nlohmann::json& header) {
-  TimingRecord& timing = *m.candidate_timing;
-  if (const auto t = header.find("tampered"); t != header.end() && t->is_array())
-    for (const auto& x : *t)
-      if (x.is_string() && std::find(timing.tampered.begin(), timing.tampered.end(), x.get<std::string>()) ==
-                               timing.tampered.end())
-        timing.tampered.push_back(x.get<std::string>());
+void TimingRun::note_tampered(const std::vector<std::string>& tampered) {
+  add_unique(m.candidate_timing->tampered, tampered);
 }
 
 std::vector<pid_t> TimingRun::bystanders() const {
@@ -187,17 +185,16 @@ void TimingRun::reference_settled() {
   if (engine.timing_cpu && engine.reference) wait_until_sleeping(engine.reference->pid(), 50.0);
 }
 
-std::optional<Message> TimingRun::candidate_request(const nlohmann::json& req, const char* what) {
+std::optional<Message> TimingRun::candidate_request(const nlohmann::json& header, const char* what) {
   reference_settled();
   try {
-    Message reply = c.request(req, {}, eo.timeouts.timing_s);
+    Message reply = c.request(header, {}, eo.timeouts.timing_s);
     // The harness in the candidate's process raised (e.g. the device ran out of memory): a
     // failure of this run, said as it is, not a reply with missing parts (which reads as a
     // broken contract: full-size ReLU's wall request, H200 session 9).
-    if (reply.header.contains("harness_error")) {
+    if (const auto status = protocol::read<protocol::CandidateStatus>(reply.header); status.harness_error) {
       m.crash = process_failure(c.kill(), std::string(what) + ": kgym's candidate harness failed: " +
-                                              reply_field(reply.header, "harness_error",
-                                                          reply.header["harness_error"].dump()));
+                                              status.harness_error_text());
       return std::nullopt;
     }
     return reply;
@@ -224,18 +221,18 @@ void TimingRun::unreturned(std::vector<CaseRecord>& into, int index, std::uint64
   into.push_back(std::move(r));
 }
 
-bool TimingRun::recheck(std::vector<CaseRecord>& into, const nlohmann::json& items, const std::vector<Blob>& blobs,
-                        const char* transform, int offset, const std::string& phase) {
+bool TimingRun::recheck(std::vector<CaseRecord>& into, const std::vector<protocol::RecheckItem>& items,
+                        const std::vector<Blob>& blobs, const char* transform, int offset, const std::string& phase) {
   const auto r0 = clock::now();
-  auto res = engine.ask_reference({{"op", "recheck"}, {"key", key}, {"items", items}, {"tolerances", tolerances}},
-                                  blobs, eo.timeouts.reference_s, m);
+  auto res = engine.ask_reference(protocol::RecheckRequest{.key = key, .items = items, .tolerances = tolerances}, blobs,
+                                  eo.timeouts.reference_s, m);
   m.phase_ms[phase] += ms_since(r0);
   if (!res) return false;
-  const auto& results = res->header.value("results", nlohmann::json::array());
+  const auto results = protocol::read<protocol::RecheckReply>(res->header).results;
   for (std::size_t i = 0; i < results.size() && i < items.size(); ++i) {
     CaseRecord r;
-    r.index = offset + items[i].value("index", 0);
-    r.seed = items[i].value("seed", std::uint64_t{0});
+    r.index = offset + items[i].index;
+    r.seed = items[i].seed;
     r.transform = transform;
     apply_comparison(results[i], r);
     into.push_back(std::move(r));

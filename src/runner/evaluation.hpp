@@ -31,6 +31,7 @@
 #include "kgym/engine.hpp"
 #include "kgym/verdict.hpp"
 #include "proctree.hpp"
+#include "protocol.hpp"
 #include "workers.hpp"
 
 namespace kgym::runner {
@@ -66,9 +67,16 @@ struct EngineState {
   std::map<std::string, std::string> base_env(const std::filesystem::path& dir) const;
   /// The reference worker, (re)started if needed. Caller holds device_mutex.
   Worker& reference_worker();
-  /// Sends a request to the reference worker; a failure of the trusted side is a task failure.
-  std::optional<Message> ask_reference(const nlohmann::json& req, const std::vector<Blob>& blobs,
-                                       double timeout_s, Measurements& m);
+  /// Sends a request (protocol.hpp) to the reference worker; a failure of the trusted side
+  /// (ReferenceStatus not ok, a death, a timeout) is a task failure.
+  template <protocol::Message R>
+  std::optional<Message> ask_reference(const R& req, const std::vector<Blob>& blobs, double timeout_s,
+                                       Measurements& m) {
+    return ask_reference(nlohmann::json(req), std::string(R::kOp), blobs, timeout_s, m);
+  }
+  /// The same with the request's header and its op.
+  std::optional<Message> ask_reference(const nlohmann::json& header, const std::string& op,
+                                       const std::vector<Blob>& blobs, double timeout_s, Measurements& m);
   /// Has the reference worker drop its task `key`, where it is alive (a worker that fails to is
   /// restarted on the next request).
   void drop_reference_task(const std::string& key);
@@ -89,28 +97,12 @@ class QuietDevice {
   PausedTree paused_;  // (declared after the lock: continued before the lock is released)
 };
 
-/// A field of a reply from the candidate's process, which can write its own replies (red team
-/// rt14: a "harness_error" of 5 or a kept output's "index" of "x" threw out of the engine and
-/// ended the whole run): `fallback` when the reply is no object, or the field is missing or of
-/// another type.
-template <class T>
-T reply_field(const nlohmann::json& reply, const char* key, T fallback) {
-  if (!reply.is_object()) return fallback;
-  const auto it = reply.find(key);
-  if (it == reply.end()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return fallback;
-  }
-}
-
 /// A seed from the OS's entropy, below 2^63.
 std::uint64_t random_seed();
 /// The timing options as a worker's request carries them.
-nlohmann::json timing_json(const TimingOptions& t);
+protocol::TimingSettings timing_settings(const TimingOptions& t);
 /// Copies the reference side's comparison statistics into a case record (never the candidate's).
-void apply_comparison(const nlohmann::json& h, CaseRecord& cr);
+void apply_comparison(const protocol::Comparison& h, CaseRecord& cr);
 /// Appends one round's timing to the merged record of its kind (engine.cpp says how).
 void merge_round(std::optional<TimingRecord>& into, TimingRecord r);
 /// Appends each of `lines` to `into` unless it is there already (findings collected over several
@@ -226,16 +218,20 @@ struct TimingRun {
   /// What the candidate's harness found in a wall request (replaced loop functions, an output in
   /// an input's storage; the full fingerprint in the untimed requests) or when the profiler
   /// started: as a timed call's, a contract violation (red team rt24), onto m.candidate_timing.
-  /// Only strings are taken (the reply is the candidate's).
-  void note_tampered(const nlohmann::json& header);
+  /// Only strings are taken (the reply is the candidate's: the field is lenient).
+  void note_tampered(const std::vector<std::string>& tampered);
   /// While the candidate's calls are timed or traced: the other candidates' workers stopped, the
   /// candidate's own tree and the reference (as it is now: it may have been restarted) running.
   std::vector<pid_t> bystanders() const;
   /// While the reference times: the candidate's tree stopped too (PausedTree's set).
   std::vector<pid_t> all_but_reference() const;
-  /// A request to the candidate's worker; nullopt (with the crash or timeout recorded) when it
-  /// failed.
-  std::optional<Message> candidate_request(const nlohmann::json& req, const char* what);
+  /// A request (protocol.hpp) to the candidate's worker; nullopt (with the crash or timeout
+  /// recorded) when it failed or its harness reported an error (CandidateStatus).
+  template <protocol::Message R>
+  std::optional<Message> candidate_request(const R& req, const char* what) {
+    return candidate_request(nlohmann::json(req), what);
+  }
+  std::optional<Message> candidate_request(const nlohmann::json& header, const char* what);
   /// On the timing CPU (GPU): waits, up to 50 ms, until the reference worker sleeps, so that its
   /// work after its last reply does not run on the CPU of the candidate's next request
   /// (runner::wait_until_sleeping). candidate_request does it first; a clock that holds the
@@ -245,11 +241,11 @@ struct TimingRun {
   /// contract violation of that call.
   static void unreturned(std::vector<CaseRecord>& into, int index, std::uint64_t seed, const char* transform,
                          std::string why);
-  /// The reference compares `items` ({index, seed, output[, fingerprint]}, bytes in `blobs`) with
-  /// the task on inputs regenerated from each seed; the results go to `into`, indices + `offset`.
-  /// False when the reference failed (the evaluation cannot go on).
-  bool recheck(std::vector<CaseRecord>& into, const nlohmann::json& items, const std::vector<Blob>& blobs,
-               const char* transform, int offset, const std::string& phase);
+  /// The reference compares `items` (bytes in `blobs`) with the task on inputs regenerated from
+  /// each seed; the results go to `into`, indices + `offset`. False when the reference failed
+  /// (the evaluation cannot go on).
+  bool recheck(std::vector<CaseRecord>& into, const std::vector<protocol::RecheckItem>& items,
+               const std::vector<Blob>& blobs, const char* transform, int offset, const std::string& phase);
 };
 
 /// The timing phase (phase_timing.cpp), once every case passed: the timing rounds (the

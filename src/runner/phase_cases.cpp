@@ -15,7 +15,8 @@ struct Cases {
   int stability_case;
 
   bool run_one(int i, const std::string& transform, bool other_shape, bool audit);
-  bool run_case(Message& out, int i, const nlohmann::json& req, const std::vector<Blob>& blobs);
+  template <protocol::Message R>
+  bool run_case(Message& out, int i, const R& req, const std::vector<Blob>& blobs);
   bool audit_trivial();
 };
 
@@ -29,53 +30,58 @@ bool Cases::run_one(int i, const std::string& transform, bool other_shape, bool 
   CaseRecord cr;
   cr.index = i;
   cr.transform = transform;
-  nlohmann::json mk = {{"op", "make_case"}, {"key", key}, {"index", i}, {"transform", transform}};
-  if (other_shape) mk["shape"] = "other";
+  protocol::MakeCaseRequest mk{.key = key, .index = i, .transform = transform};
+  if (other_shape) mk.shape = "other";
   // Where a case's time goes (diagnostic; "cases/..." and "other_shape/..." are parts of those
   // phases, which hold the totals): the reference making the inputs, the candidate's run (its
   // first call, with any JIT build, apart), the reference's comparison.
   PhaseClock part(m, other_shape ? "other_shape/" : "cases/");
-  auto made = engine.ask_reference(mk, {}, eo.timeouts.reference_s, m);
+  const auto made_reply = engine.ask_reference(mk, {}, eo.timeouts.reference_s, m);
   part.lap("make");
-  if (!made) return false;
-  if (made->header.contains("skipped")) {
-    m.audit.other_shape = "skipped: " + made->header.value("skipped", std::string());
+  if (!made_reply) return false;
+  const auto made = protocol::read<protocol::MakeCaseReply>(made_reply->header);
+  if (made.skipped) {
+    m.audit.other_shape = "skipped: " + *made.skipped;
     return true;
   }
   if (other_shape) {
-    m.audit.other_shape = "ran: " + made->header.value("sizes", nlohmann::json::object()).dump();
+    m.audit.other_shape = "ran: " + made.sizes.dump();
     cr.shape_variant = "other";
   }
-  cr.seed = made->header.value("seed", std::uint64_t{0});
+  cr.seed = made.seed;
   // The candidate worker regenerates the inputs from the case seed and checks them against
   // the reference's fingerprint; when they differ (get_inputs not reproducible from torch's
   // seed) it answers need_inputs and gets the reference's inputs as bytes instead.
   Message out;
   bool regenerated = true;
   const bool wait = !other_shape && i == stability_case;
-  if (!run_case(out, i, {{"op", "run_case"}, {"index", i}, {"regenerate", made->header["regenerate"]},
-                         {"tolerances", ev.tolerances}, {"stability_wait", wait}},
+  if (!run_case(out, i,
+                protocol::RunCaseRequest{
+                    .index = i, .regenerate = made.regenerate, .tolerances = ev.tolerances, .stability_wait = wait},
                 {}))
     return false;
   part.lap(i == 0 ? "run_first" : "run");
-  if (const auto need = out.header.find("need_inputs"); need != out.header.end() && *need == true) {
-    auto sent = engine.ask_reference({{"op", "case_inputs"}, {"key", key}, {"index", i}}, {},
-                                     eo.timeouts.reference_s, m);
+  auto ran = protocol::read<protocol::RunCaseReply>(out.header);  // lenient but for the record's fields
+  if (ran.need_inputs) {
+    auto sent = engine.ask_reference(protocol::CaseInputsRequest{.key = key, .index = i}, {}, eo.timeouts.reference_s, m);
     if (!sent) return false;
     regenerated = false;
-    if (!run_case(out, i, {{"op", "run_case"}, {"index", i}, {"inputs", sent->header["inputs"]},
-                           {"tolerances", ev.tolerances}, {"stability_wait", wait}},
+    if (!run_case(out, i,
+                  protocol::RunCaseRequest{.index = i,
+                                           .inputs = protocol::read<protocol::CaseInputsReply>(sent->header).inputs,
+                                           .tolerances = ev.tolerances,
+                                           .stability_wait = wait},
                   sent->blobs))
       return false;
     part.lap("inputs_fallback");
+    ran = protocol::read<protocol::RunCaseReply>(out.header);
   }
-  if (out.header.contains("harness_error")) {
-    ev.died(c, "kgym's candidate harness failed: " +
-                   reply_field(out.header, "harness_error", out.header["harness_error"].dump()));
+  if (ran.harness_error) {
+    ev.died(c, "kgym's candidate harness failed: " + protocol::CandidateStatus{ran.harness_error}.harness_error_text());
     return false;
   }
   try {
-    from_json(out.header, cr);  // candidate-side fields (contract observations, failure)
+    ran.record.get_to(cr);  // candidate-side fields (contract observations, failure)
   } catch (const nlohmann::json::exception& e) {
     ev.died(c, std::string("sent a malformed reply: ") + e.what());
     return false;
@@ -88,22 +94,25 @@ bool Cases::run_one(int i, const std::string& transform, bool other_shape, bool 
   cr.reference_finite = true;  // only the reference worker may say otherwise
   cr.compared = false;         // ... and only apply_comparison sets this
   cr.inputs_regenerated = regenerated;  // what the supervisor sent, not what the candidate says
-  if (!cr.failure && cr.output_plain_tensor && !out.header.contains("output")) {
+  if (!cr.failure && cr.output_plain_tensor && !ran.output) {
     // Nothing to compare (a forged or truncated reply): never a pass by default.
     cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};
   }
-  if (!cr.failure && cr.output_plain_tensor && out.header.contains("output")) {
-    auto cmp = engine.ask_reference({{"op", "compare"}, {"key", key}, {"index", i},
-                                     {"output", out.header["output"]},
-                                     {"tolerances", ev.tolerances}, {"audit", audit}, {"done", true}},
+  if (!cr.failure && cr.output_plain_tensor && ran.output) {
+    auto cmp = engine.ask_reference(protocol::CompareRequest{.key = key,
+                                                             .index = i,
+                                                             .output = *ran.output,
+                                                             .tolerances = ev.tolerances,
+                                                             .audit = audit,
+                                                             .done = true},
                                     out.blobs, eo.timeouts.reference_s, m);
     part.lap("compare");
     if (!cmp) return false;
-    apply_comparison(cmp->header, cr);
+    apply_comparison(protocol::read<protocol::Comparison>(cmp->header), cr);
     // GPU: the output went to the reference device to device (devicecopy.py) and is copied
     // now; the candidate's process drops it and returns cached memory before the reference
     // makes the next case (at full size, 6.4 GB per output).
-    if (engine.worker_device != "cpu" && !run_case(out, i, {{"op", "release"}}, {})) return false;
+    if (engine.worker_device != "cpu" && !run_case(out, i, protocol::ReleaseRequest{}, {})) return false;
   }
   m.cases.push_back(std::move(cr));
   return true;
@@ -111,7 +120,8 @@ bool Cases::run_one(int i, const std::string& transform, bool other_shape, bool 
 
 /// One request of case `i` to the candidate's worker, its reply into `out`; false (with the
 /// crash or timeout recorded) when it failed.
-bool Cases::run_case(Message& out, int i, const nlohmann::json& req, const std::vector<Blob>& blobs) {
+template <protocol::Message R>
+bool Cases::run_case(Message& out, int i, const R& req, const std::vector<Blob>& blobs) {
   Measurements& m = ev.m;
   Worker& c = *ev.cw;
   try {
@@ -167,18 +177,18 @@ bool Cases::audit_trivial() {
 bool load_reference_task(Evaluation& ev, const std::string& key, PhaseClock& phase) {
   Measurements& m = ev.m;
   const EvalOptions& eo = ev.eo;
-  auto loaded = ev.engine.ask_reference({{"op", "load_task"}, {"key", key}, {"source", ev.task.source},
-                                         {"task_id", ev.task.id}, {"scale", eo.scale}, {"init_seed", m.init_seed}},
+  auto loaded = ev.engine.ask_reference(protocol::LoadTaskRequest{.key = key,
+                                                                   .source = ev.task.source,
+                                                                   .task_id = ev.task.id,
+                                                                   .scale = eo.scale,
+                                                                   .init_seed = m.init_seed},
                                         {}, eo.timeouts.reference_s, m);
   phase.lap("load_task");
-  if (auto& r = loaded) {
-    ev.scaled = r->header.value("scaled", nlohmann::json::object());
-    ev.reference_parameters = r->header.value("parameters", nlohmann::json::array());
-    if (r->header.contains("roofline")) {
-      RooflineRecord roof;
-      r->header["roofline"].get_to(roof);
-      m.roofline = roof;
-    }
+  if (loaded) {
+    const auto r = protocol::read<protocol::LoadTaskReply>(loaded->header);
+    ev.scaled = r.scaled;
+    ev.reference_parameters = r.parameters;
+    if (r.roofline) m.roofline = r.roofline;
     return true;
   }
   return false;

@@ -88,11 +88,14 @@ void check_task_failure_claim(Evaluation& ev) {
     m.task_failure.reset();
     std::unique_lock device(engine.device_mutex);
     const std::string probe_key = "load-probe-" + std::to_string(ev.n);
-    if (engine.ask_reference({{"op", "load_task"}, {"key", probe_key}, {"source", ev.task.source}, {"scale", eo.scale},
-                              {"task_id", ev.task.id}, {"init_seed", m.init_seed}},
+    if (engine.ask_reference(protocol::LoadTaskRequest{.key = probe_key,
+                                                       .source = ev.task.source,
+                                                       .task_id = ev.task.id,
+                                                       .scale = eo.scale,
+                                                       .init_seed = m.init_seed},
                              {}, eo.timeouts.reference_s, m)) {
       try {
-        engine.reference->request({{"op", "drop_task"}, {"key", probe_key}}, {}, 60);
+        engine.reference->request(protocol::DropTaskRequest{.key = probe_key}, {}, 60);
       } catch (const std::exception&) {
         engine.reference.reset();
       }
@@ -113,17 +116,17 @@ void load_candidate(Evaluation& ev) {
   {
     engine.build_slots.acquire();
     try {
-      Message r = c.request({{"op", "load"},
-                             {"format", ev.cand.format},
-                             {"candidate_source", ev.cand.code},
-                             {"task_source", ev.task.source},
-                             {"scale", eo.scale},
-                             {"init_seed", m.init_seed}},
-                            {}, eo.timeouts.load_s);
-      r.header.get_to(m.load);
-      ev.candidate_parameters = r.header.value("parameters", nlohmann::json::array());
-      if (r.header.contains("failure") && r.header["failure"].value("stage", "") == "task")
-        m.task_failure = "the task failed inside the candidate process: " + r.header["failure"].value("message", "");
+      const Message r = c.request(protocol::LoadRequest{.format = ev.cand.format,
+                                                        .candidate_source = ev.cand.code,
+                                                        .task_source = ev.task.source,
+                                                        .scale = eo.scale,
+                                                        .init_seed = m.init_seed},
+                                  {}, eo.timeouts.load_s);
+      const auto reply = protocol::read<protocol::LoadReply>(r.header);
+      reply.record.get_to(m.load);
+      ev.candidate_parameters = reply.parameters;
+      if (const auto failed = reply.task_failure())
+        m.task_failure = "the task failed inside the candidate process: " + *failed;
     } catch (const nlohmann::json::exception& e) {  // a forged load reply (red team rt14)
       m.load = {};
       m.task_failure.reset();

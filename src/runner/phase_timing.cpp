@@ -28,16 +28,20 @@ struct Round {
   TimingOptions this_round;
   std::vector<std::uint64_t> seeds;
   std::vector<int> keep;
-  nlohmann::json spot = nullptr;
+  std::optional<protocol::SpotRequest> spot;  ///< the round's spot check: its seed and samples per output
   // (declared before the candidate's part: the baselines' part reads them)
-  nlohmann::json cand_spot = nullptr;
+  protocol::Json cand_spot = nullptr;  ///< the candidate's samples (its reply's "spot"), passed on
+  std::vector<protocol::KeptOutput> kept;  ///< the outputs its reply kept for the recheck
+
   std::size_t offset = 0;
   int round_calls = 0;
   std::vector<int> rechecked;
 
   Round(TimingRun& run, const TimingOptions& per_round, int n_rounds, int index);
   RoundEnd run();
-  void read_spot(const nlohmann::json& tj);
+  void read_spot(const std::optional<protocol::SpotResult>& sp);
+  /// The spot check's request with the candidate's samples of this round.
+  protocol::SpotRequest spot_with_candidate() const;
   bool time_baselines(int calls, bool with_spot);
   std::optional<Message> time_candidate();
   bool recheck_kept(const Message& reply);
@@ -64,7 +68,7 @@ Round::Round(TimingRun& run, const TimingOptions& per_round, int n_rounds, int i
   for (auto& x : seeds) x = t.fresh_seed();
   keep = recheck_positions(this_round.min_calls, this_round.max_calls, to.rechecks_per_round, t.rng);
   // The spot check's positions come from a seed of this round, as secret as `keep`.
-  if (to.spot_samples > 0) spot = {{"seed", t.fresh_seed()}, {"k", to.spot_samples}};
+  if (to.spot_samples > 0) spot = protocol::SpotRequest{.seed = t.fresh_seed(), .k = to.spot_samples};
   offset = cand ? cand->times_ms.size() : 0;
 }
 
@@ -78,43 +82,50 @@ RoundEnd Round::run() {
   // candidate's process holds them until told that they were copied; they must not sit beside
   // the baselines' timing (at full size, 6.4 GB each).
   if (t.engine.worker_device != "cpu" &&
-      !t.candidate_request({{"op", "release"}}, "while releasing its rechecked outputs"))
+      !t.candidate_request(protocol::ReleaseRequest{}, "while releasing its rechecked outputs"))
     return RoundEnd::stop;
   if (!baselines_first) {
     if (!time_baselines(round_calls, true)) return RoundEnd::ended;
-  } else if (!spot.is_null() && round_calls > 0) {
+  } else if (spot && round_calls > 0) {
     // The spot check of a baselines-first round: eager's outputs on the round's seeds,
     // computed by the reference after the candidate ran (untimed), against its samples.
     std::optional<Message> r;
     {
       QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_reference(); });
-      r = t.engine.ask_reference({{"op", "spot_check"}, {"key", t.key}, {"seeds", seeds}, {"warmup", this_round.warmup},
-                                  {"spot", {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot},
-                                            {"calls", round_calls}, {"trusted", rechecked}}},
-                                  {"tolerances", t.tolerances}},
+      r = t.engine.ask_reference(protocol::SpotCheckRequest{.key = t.key,
+                                                            .seeds = seeds,
+                                                            .warmup = this_round.warmup,
+                                                            .spot = spot_with_candidate(),
+                                                            .tolerances = t.tolerances},
                                  {}, t.eo.timeouts.reference_s, t.m);
     }
     if (!r) return RoundEnd::ended;
-    read_spot(r->header.at("timing"));
+    read_spot(protocol::read<protocol::SpotCheckReply>(r->header).timing.spot);
   }
   return RoundEnd::next;
 }
 
+protocol::SpotRequest Round::spot_with_candidate() const {
+  protocol::SpotRequest s = *spot;
+  s.candidate = cand_spot;
+  s.calls = round_calls;
+  s.trusted = rechecked;
+  return s;
+}
+
 // The spot check's result (the reference's reply's "timing"), onto the candidate's record.
-void Round::read_spot(const nlohmann::json& tj) {
+void Round::read_spot(const std::optional<protocol::SpotResult>& sp) {
   std::optional<TimingRecord>& cand = t.cand;
-  if (const auto sp = tj.find("spot"); sp != tj.end() && sp->is_object()) {
-    if (const auto err = sp->find("error"); err != sp->end()) {
-      cand->spot_unreadable = true;
-      if (cand->spot_detail.empty()) cand->spot_detail = reply_field(*sp, "error", std::string("unreadable"));
-    }
-    cand->spot_checked_calls += reply_field(*sp, "checked", 0);
-    for (const auto& f : sp->value("failed", nlohmann::json::array())) {
-      const int index = static_cast<int>(offset) + reply_field(f, "index", 0);
-      cand->spot_failed_calls.push_back(index);
-      if (cand->spot_detail.empty())
-        cand->spot_detail = fmt::format("timed call {}: {}", index, reply_field(f, "detail", std::string()));
-    }
+  if (!sp) return;
+  if (sp->error) {
+    cand->spot_unreadable = true;
+    if (cand->spot_detail.empty()) cand->spot_detail = sp->error->is_string() ? sp->error->get<std::string>() : "unreadable";
+  }
+  cand->spot_checked_calls += sp->checked;
+  for (const auto& f : sp->failed) {
+    const int index = static_cast<int>(offset) + f.index;
+    cand->spot_failed_calls.push_back(index);
+    if (cand->spot_detail.empty()) cand->spot_detail = fmt::format("timed call {}: {}", index, f.detail);
   }
 }
 
@@ -140,29 +151,30 @@ bool Round::time_baselines(int calls, bool with_spot) {
       // so the two medians came from other stretches of a drifting machine.
       TimingOptions same = per;
       if (calls > 0) same.min_calls = same.max_calls = calls;
-      nlohmann::json req = {{"op", "time"}, {"key", t.key}, {"kind", kind}, {"options", timing_json(same)},
-                            {"seeds", seeds}, {"wall_target_ms", to.wall_check_ms},
-                            {"own_floor", round == rounds - 1}};
+      protocol::ReferenceTimeRequest req{.key = t.key,
+                                         .kind = kind,
+                                         .options = timing_settings(same),
+                                         .seeds = seeds,
+                                         .wall_target_ms = to.wall_check_ms,
+                                         .own_floor = round == rounds - 1};
       // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
       // check of every timed call of this round (docs/timing.md, "Spot check").
-      if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0) {
+      if (std::string(kind) == "eager" && with_spot && spot && round_calls > 0) {
         // (the rechecked calls: their outputs were held to the cases' full check, so the spot
         // check holds the other calls to the agreement with eager those showed)
-        req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}, {"candidate", cand_spot}, {"calls", round_calls},
-                       {"trusted", rechecked}};
-        req["tolerances"] = t.tolerances;
-      } else if (std::string(kind) == "eager" && !with_spot && !spot.is_null()) {
+        req.spot = spot_with_candidate();
+        req.tolerances = t.tolerances;
+      } else if (std::string(kind) == "eager" && !with_spot && spot) {
         // (a baselines-first round: eager samples its outputs as the candidate will, the same
         // work per call on both sides; the reference's spot_check compares them afterwards)
-        req["spot"] = {{"seed", spot["seed"]}, {"k", spot["k"]}};
+        req.spot = spot;
       }
       r = t.engine.ask_reference(req, {}, t.eo.timeouts.reference_s, t.m);
     }
     if (!r) return false;
-    if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0)
-      read_spot(r->header.at("timing"));
-    TimingRecord b;
-    r->header.at("timing").get_to(b);
+    const auto timed = protocol::read<protocol::ReferenceTimeReply>(r->header);
+    if (std::string(kind) == "eager" && with_spot && spot && round_calls > 0) read_spot(timed.timing.spot);
+    TimingRecord b = timed.timing.record.get();
     b.wall_ms = TimingRun::ms_since(t0);
     t.m.phase_ms[std::string(kind) + "_timing"] += b.wall_ms;
     merge_round(std::string(kind) == "eager" ? t.eager : t.compiled, std::move(b));
@@ -180,15 +192,22 @@ std::optional<Message> Round::time_candidate() {
     // (CPU: the last round also has the candidate's process compare every aten operator's
     // kernels with the snapshot taken before its code ran, integrity.Fingerprints.add_dispatcher;
     // on a GPU the profiler's start does it, outside the device lock)
-    reply = t.candidate_request({{"op", "time"}, {"options", timing_json(this_round)}, {"seeds", seeds}, {"keep", keep}, {"spot", spot},
-                                 {"audit_dispatcher", round == rounds - 1 && t.engine.worker_device == "cpu"}},
-                                "while timed");
+    reply = t.candidate_request(
+        protocol::CandidateTimeRequest{.options = timing_settings(this_round),
+                                       .seeds = seeds,
+                                       .keep = keep,
+                                       .spot = spot,
+                                       .audit_dispatcher = round == rounds - 1 && t.engine.worker_device == "cpu"},
+        "while timed");
   }
   t.m.phase_ms["candidate_timing"] += TimingRun::ms_since(began);
   if (!reply) return std::nullopt;
   TimingRecord rec;
   try {
-    reply->header.at("timing").get_to(rec);
+    const auto timed = protocol::read<protocol::CandidateTimeReply>(reply->header);
+    rec = timed.timing;
+    if (timed.spot) cand_spot = *timed.spot;
+    kept = timed.kept;
   } catch (const std::exception& e) {
     t.m.crash = process_failure(t.c.kill(), std::string("sent a malformed timing reply: ") + e.what());
     return std::nullopt;
@@ -199,7 +218,6 @@ std::optional<Message> Round::time_candidate() {
   rec.spot_failed_calls.clear();
   rec.spot_detail.clear();
   rec.spot_unreadable = false;
-  if (auto sp = reply->header.find("spot"); sp != reply->header.end()) cand_spot = *sp;
   offset = t.cand ? t.cand->times_ms.size() : 0;
   round_calls = static_cast<int>(rec.times_ms.size());
   const bool failed = rec.failure.has_value();
@@ -219,22 +237,18 @@ bool Round::recheck_kept(const Message& reply) {
   for (int k : keep)
     if (k < round_calls) wanted.insert(k);
   if (round_calls > 0) wanted.insert(round_calls - 1);
-  if (auto kept = reply.header.find("kept"); kept != reply.header.end() && kept->is_array()) {
-    for (const auto& k : *kept)
-      wanted.erase(reply_field(k, "index", -1));
-  }
+  for (const auto& k : kept) wanted.erase(k.index);
   for (int missing : wanted)
     TimingRun::unreturned(cand->rechecks, static_cast<int>(offset) + missing,
                           seeds[static_cast<std::size_t>(this_round.warmup + missing)], "timed",
                           "the candidate's process did not return this timed output for the recheck");
-  if (auto kept = reply.header.find("kept"); kept != reply.header.end() && kept->is_array() && !kept->empty()) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const auto& k : *kept) {
-      if (!k.is_object()) continue;
-      const int index = reply_field(k, "index", -1);
-      if (index < 0 || index >= this_round.max_calls) continue;
-      items.push_back({{"index", index}, {"seed", seeds[static_cast<std::size_t>(this_round.warmup + index)]},
-                       {"output", k.value("output", nlohmann::json::object())}});
+  if (!kept.empty()) {
+    std::vector<protocol::RecheckItem> items;
+    for (const auto& k : kept) {
+      if (k.index < 0 || k.index >= this_round.max_calls) continue;
+      items.push_back({.index = k.index,
+                       .seed = seeds[static_cast<std::size_t>(this_round.warmup + k.index)],
+                       .output = k.output});
     }
     if (!t.recheck(cand->rechecks, items, reply.blobs, "timed", static_cast<int>(offset), "rechecks")) return false;
   }

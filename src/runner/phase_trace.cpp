@@ -19,28 +19,28 @@ void trace_launches(TimingRun& t) {
       eo.policy_profile != policy::Profile::hybrid) {
     launch.skipped = "cpu: no kernel trace";
   } else {
-    nlohmann::json tseeds = nlohmann::json::array();
+    std::vector<std::uint64_t> tseeds;
     for (int i = 0; i < 3; ++i) tseeds.push_back(t.fresh_seed());
     if (worker_device != "cpu") {
       const auto warm_began = clock::now();
       t.device_lock.unlock();
-      auto warmed = t.candidate_request({{"op", "warm_profiler"}}, "while the profiler started");
+      auto warmed = t.candidate_request(protocol::WarmProfilerRequest{}, "while the profiler started");
       t.device_lock.lock();
       m.phase_ms["profiler_start"] += TimingRun::ms_since(warm_began);
       if (!warmed) return;
       // Every aten operator's kernels against the snapshot (about 0.1 s, outside the lock).
-      t.note_tampered(warmed->header);
+      t.note_tampered(protocol::read<protocol::WarmProfilerReply>(warmed->header).tampered);
     }
     const auto trace_began = clock::now();
     std::optional<Message> tr;
     {
       QuietDevice quiet(t.engine.quiet_mutex, [&t] { return t.bystanders(); });
-      tr = t.candidate_request({{"op", "trace"}, {"seeds", tseeds}}, "while traced");
+      tr = t.candidate_request(protocol::TraceRequest{.seeds = tseeds}, "while traced");
     }
     m.phase_ms["trace"] += TimingRun::ms_since(trace_began);
     if (!tr) return;
     try {
-      tr->header.at("launch").get_to(launch);
+      launch = protocol::read<protocol::TraceReply>(tr->header).launch;
     } catch (const std::exception& e) {
       launch = LaunchRecord{};
       launch.skipped = std::string("malformed trace reply: ") + e.what();

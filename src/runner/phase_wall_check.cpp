@@ -12,10 +12,7 @@ namespace {
 
 /// A request's own work outside the calls (CPU: ms of its process's CPU time, -1 when not
 /// reported).
-double harness_of(const Message& r) {
-  const auto it = r.header.find("harness_ms");
-  return it != r.header.end() && it->is_number() ? it->get<double>() : -1.0;
-}
+double harness_of(const std::optional<protocol::Json>& harness_ms) { return protocol::number_or(harness_ms, -1.0); }
 
 /// The state of one wall check: the series of its requests on each clock, for the candidate and
 /// the baselines, and the inputs the reference shares with the candidate (CPU).
@@ -61,7 +58,7 @@ struct WallCheck {
   // CPU: the timed requests' inputs come from a file the reference writes while the candidate
   // is stopped (wallcheck.SharedInputs); the candidate maps it in its untimed request. Without it
   // (an input that is not a contiguous tensor or a plain value) the candidate generates them.
-  nlohmann::json shared_map;  // {path, bytes} once the reference made the file
+  std::optional<protocol::SharedInputsMap> shared_map;  // once the reference made the file
   // The layout of the sets the file holds now (the timed request's header carries it): the
   // reference's calibrations and baseline requests carry it too, so that every request of the
   // check sends, parses and answers the same messages (below, "the same messages").
@@ -74,7 +71,7 @@ struct WallCheck {
   bool calibrate(std::uint64_t wseed);
   bool time_request(std::uint64_t wseed);
   void add_busy(bool grouped, double group0, double precise0, double main0, double wait0, double ms);
-  bool time_cpu_baselines(std::uint64_t wseed, const nlohmann::json& timed_req);
+  bool time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequest& timed_req);
   bool check_commitment(const Message& reply, std::uint64_t wseed);
   void record();
   void record_cpu_pairs(bool cpu_busy);
@@ -117,15 +114,16 @@ int WallCheck::cap_calls(int n) const {
 }
 
 std::optional<nlohmann::json> WallCheck::write_inputs(std::uint64_t seed) {
-  auto r = engine.ask_reference({{"op", "wall_inputs"}, {"key", t.key}, {"n", n_wall}, {"seed", seed}}, {},
+  auto r = engine.ask_reference(protocol::WallInputsRequest{.key = t.key, .n = n_wall, .seed = seed}, {},
                                 eo.timeouts.reference_s, m);
   if (!r) return std::nullopt;
-  if (r->header.contains("unsupported")) {
-    shared_map = nullptr;
+  const auto reply = protocol::read<protocol::WallInputsReply>(r->header);
+  if (reply.unsupported) {
+    shared_map.reset();
     return nlohmann::json();
   }
-  shared_map = shared_inputs_map(r->header);
-  shared_layout = r->header.value("layout", nlohmann::json());
+  shared_map = protocol::SharedInputsMap{.path = reply.path, .bytes = reply.bytes};
+  shared_layout = reply.layout;
   return shared_layout;
 }
 
@@ -175,7 +173,7 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   m.phase_ms["wall_check/pause"] += TimingRun::ms_since(pause_began);
   // (CPU: with the output arena its calibration copies into, as the candidate's.)
   const auto settle_began = clock::now();
-  if (!engine.ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
+  if (!engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes}, {},
                             eo.timeouts.reference_s, m))
     return false;
   m.phase_ms["wall_check/settle"] += TimingRun::ms_since(settle_began);
@@ -185,16 +183,16 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   // 2-core dev VM, 7 us a call). A calibration with a short request and an {"ok": true}
   // reply left that in the candidate's paired differences alone, and eager's request, as
   // short, did not pay it: a renamed reference read 0.77x to 0.89x on the check.
-  nlohmann::json cal_req = {{"op", "wall_calibration"}, {"key", t.key}, {"n", n_wall}, {"seed", wseed},
-                            {"sync_each", !gpu}, {"commit", true}, {"shared", !shared_map.is_null()}};
-  if (!shared_map.is_null() && !shared_layout.is_null()) cal_req["layout"] = shared_layout;
+  protocol::WallCalibrationRequest cal_req{
+      .key = t.key, .n = n_wall, .seed = wseed, .sync_each = !gpu, .commit = true, .shared = shared_map.has_value()};
+  if (shared_map && !shared_layout.is_null()) cal_req.layout = shared_layout;
   const double ref_wait0 = gpu ? 0 : runqueue_wait_ms(reference_pid);
   const auto t0 = clock::now();
   std::optional<Message> cal = engine.ask_reference(cal_req, {}, eo.timeouts.reference_s, m);
   if (!cal) return false;
   const double cal_ms = TimingRun::ms_since(t0);
   m.phase_ms["wall_check/calibration"] += cal_ms;
-  harness_cal.push_back(harness_of(*cal));
+  harness_cal.push_back(harness_of(protocol::read<protocol::WallCalibrationReply>(cal->header).harness_ms));
   wall.add_calibration(cal_ms);
   // GPU: each baseline's request with its calls (the same inputs, kept and committed to as
   // the candidate's are), timed by this clock right after the calibration: the baselines'
@@ -204,14 +202,14 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   for (int b = 0; gpu && b < 2; ++b) {
     if (!baseline_floor[b]) continue;
     const auto tb = clock::now();
-    std::optional<Message> br = engine.ask_reference({{"op", "wall_calibration"}, {"key", t.key}, {"n", n_wall},
-                                                      {"seed", wseed}, {"sync_each", false},
-                                                      {"call", b == 0 ? "eager" : "compile"}},
-                                                     {}, eo.timeouts.reference_s, m);
+    std::optional<Message> br = engine.ask_reference(
+        protocol::WallCalibrationRequest{
+            .key = t.key, .n = n_wall, .seed = wseed, .sync_each = false, .call = b == 0 ? "eager" : "compile"},
+        {}, eo.timeouts.reference_s, m);
     if (!br) return false;
     const double b_ms = TimingRun::ms_since(tb);
     m.phase_ms["wall_check/baselines"] += b_ms;
-    if (br->header.contains("unsupported")) continue;
+    if (protocol::read<protocol::WallCalibrationReply>(br->header).unsupported) continue;
     baseline_wall[b].add_calibration(cal_ms);
     baseline_wall[b].add_timed(b_ms);
   }
@@ -231,10 +229,13 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   // on after the reference's phases is not counted as the calls' time.
   // It also has the caching allocator reserve the N outputs' blocks that the timed request
   // keeps alive (the first timed request was 2 to 3 ms slower on the H200 without it).
-  nlohmann::json untimed = {{"op", "wall"},       {"n", 1},         {"call", false},
-                            {"seed", t.fresh_seed()}, {"sync_each", true}, {"reserve_bytes", out_bytes},
-                            {"reserve_n", n_wall}};
-  if (!shared_map.is_null()) untimed["map"] = shared_map;
+  protocol::WallRequest untimed{.n = 1,
+                               .seed = t.fresh_seed(),
+                               .call = false,
+                               .sync_each = true,
+                               .reserve_bytes = out_bytes,
+                               .reserve_n = n_wall,
+                               .map = shared_map};
   auto untimed_began = clock::now();
   // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
   std::optional<QuietDevice> quiet;
@@ -245,7 +246,7 @@ bool WallCheck::time_request(std::uint64_t wseed) {
     // reference's memory on the H200).
     t.reference_settled();
     const auto tc = clock::now();
-    auto own = t.candidate_request({{"op", "wall"}, {"calibrate", true}, {"n", n_wall}, {"seed", t.fresh_seed()}},
+    auto own = t.candidate_request(protocol::WallRequest{.n = n_wall, .seed = t.fresh_seed(), .calibrate = true},
                                    "during the wall-clock check");
     if (!own) return false;
     const double own_ms = TimingRun::ms_since(tc);
@@ -255,14 +256,13 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   }
   auto untimed_reply = t.candidate_request(untimed, "during the wall-clock check");
   if (!untimed_reply) return false;
-  t.note_tampered(untimed_reply->header);
+  t.note_tampered(protocol::read<protocol::WallReply>(untimed_reply->header).tampered);
   m.phase_ms["wall_check/untimed"] += TimingRun::ms_since(untimed_began);
-  nlohmann::json timed_req = {{"op", "wall"},         {"n", n_wall},       {"call", true},
-                              {"seed", wseed},        {"sync_each", !gpu}, {"commit", true}};
+  protocol::WallRequest timed_req{.n = n_wall, .seed = wseed, .call = true, .sync_each = !gpu, .commit = true};
   // CPU with shared inputs: the reference writes this request's input sets while the
   // candidate's processes are stopped; the clocks start before they run again.
   std::optional<PausedTree> frozen;
-  if (!shared_map.is_null()) {
+  if (shared_map) {
     const auto inputs_began = clock::now();
     // (the candidate's processes only: the bystanders are the QuietDevice's, and stay stopped
     // when `frozen` continues what it stopped)
@@ -275,7 +275,7 @@ bool WallCheck::time_request(std::uint64_t wseed) {
     const auto layout = write_inputs(wseed);
     m.phase_ms["wall_check/inputs"] += TimingRun::ms_since(inputs_began);
     if (!layout) return false;
-    if (!shared_map.is_null()) timed_req["layout"] = *layout;
+    if (shared_map) timed_req.layout = *layout;
   }
   // CPU: the CPU time of all the candidate's processes over the same stretch (a forked helper
   // computing part of each call in parallel; the judge compares it with the wall clock).
@@ -298,10 +298,11 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   if (!reply) return false;
   if (!gpu) add_busy(grouped, group0, precise0, main0, wait0, ms);
   if (!time_cpu_baselines(wseed, timed_req)) return false;
-  t.note_tampered(reply->header);
+  const auto timed_reply = protocol::read<protocol::WallReply>(reply->header);
+  t.note_tampered(timed_reply.tampered);
   m.phase_ms["wall_check/timed"] += ms;
-  if (!gpu) harness_cand.push_back(harness_of(*reply));
-  if (ms < wall.timed) host_ms = reply_field(reply->header, "host_ms", 0.0);
+  if (!gpu) harness_cand.push_back(harness_of(timed_reply.harness_ms));
+  if (ms < wall.timed) host_ms = timed_reply.host_ms;
   wall.add_timed(ms);
   return check_commitment(*reply, wseed);
 }
@@ -358,15 +359,19 @@ void WallCheck::add_busy(bool grouped, double group0, double precise0, double ma
 /// processes are stopped. Without it the candidate alone paid the check's overstatement of
 /// a small call (a renamed reference read 0.59x median over 12 level-1 tasks). False when the
 /// evaluation ended.
-bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const nlohmann::json& timed_req) {
+bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequest& timed_req) {
   for (int b = 0; !gpu && b < 2; ++b) {
     if (!baseline_ok[b] || baseline_wall_missing[b]) continue;
     // The same messages as the candidate's timed request: the layout in the header, the
     // commitments in the reply, both inside the clock (made before it, as the candidate's).
-    nlohmann::json b_req = {{"op", "wall_calibration"}, {"key", t.key}, {"n", n_wall}, {"seed", wseed},
-                            {"sync_each", true}, {"commit", true}, {"shared", !shared_map.is_null()},
-                            {"call", b == 0 ? "eager" : "compile"}};
-    if (timed_req.contains("layout")) b_req["layout"] = timed_req["layout"];
+    protocol::WallCalibrationRequest b_req{.key = t.key,
+                                           .n = n_wall,
+                                           .seed = wseed,
+                                           .sync_each = true,
+                                           .commit = true,
+                                           .shared = shared_map.has_value(),
+                                           .layout = timed_req.layout,
+                                           .call = b == 0 ? "eager" : "compile"};
     QuietDevice paused(engine.quiet_mutex, [this] { return t.all_but_reference(); });
     const double w0 = runqueue_wait_ms(reference_pid);
     const auto tb = clock::now();
@@ -375,12 +380,13 @@ bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const nlohmann::json& ti
     const double b_ms = TimingRun::ms_since(tb);
     const double w1 = runqueue_wait_ms(reference_pid);
     m.phase_ms["wall_check/baselines"] += b_ms;
-    if (br->header.contains("unsupported")) {
+    const auto b_reply = protocol::read<protocol::WallCalibrationReply>(br->header);
+    if (b_reply.unsupported) {
       baseline_wall_missing[b] = true;
       continue;
     }
     baseline_timed_wall[b].push_back(b_ms);
-    harness_base[b].push_back(harness_of(*br));
+    harness_base[b].push_back(harness_of(b_reply.harness_ms));
     baseline_timed_busy[b].push_back(w0 >= 0 && w1 >= 0 ? b_ms - (w1 - w0) : -1.0);
   }
   return true;
@@ -389,7 +395,7 @@ bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const nlohmann::json& ti
 /// The commitment, then two secret calls' outputs checked against it and the task. False when
 /// the evaluation ended.
 bool WallCheck::check_commitment(const Message& reply, std::uint64_t wseed) {
-  const auto fps = reply.header.value("fingerprints", nlohmann::json());
+  const auto fps = protocol::read<protocol::WallReply>(reply.header).fingerprints;
   std::vector<int> picks(static_cast<std::size_t>(n_wall));
   std::iota(picks.begin(), picks.end(), 0);
   std::shuffle(picks.begin(), picks.end(), t.rng);
@@ -402,26 +408,27 @@ bool WallCheck::check_commitment(const Message& reply, std::uint64_t wseed) {
                                    " outputs");
     return true;
   }
-  nlohmann::json indices = nlohmann::json::array();
-  for (int k : picks) indices.push_back(k);
-  auto fetched = t.candidate_request({{"op", "wall_output"}, {"indices", indices}}, "while returning wall-check outputs");
+  auto fetched = t.candidate_request(protocol::WallOutputRequest{.indices = picks}, "while returning wall-check outputs");
   if (!fetched) return false;
-  t.note_tampered(fetched->header);
-  const auto outs = fetched->header.value("outputs", nlohmann::json::array());
-  nlohmann::json items = nlohmann::json::array();
+  const auto fetched_reply = protocol::read<protocol::WallOutputReply>(fetched->header);
+  t.note_tampered(fetched_reply.tampered);
+  const auto& outs = fetched_reply.outputs;
+  std::vector<protocol::RecheckItem> items;
   for (std::size_t j = 0; j < picks.size(); ++j) {
     const int k = picks[j];
     if (!outs.is_array() || j >= outs.size() || !outs[j].is_object()) {
       fail_commit(k, "the candidate's process did not return this wall-check output");
       continue;
     }
-    items.push_back({{"index", k}, {"seed", wseed + static_cast<std::uint64_t>(k)},
-                     {"fingerprint", fps[static_cast<std::size_t>(k)]}, {"output", outs[j]}});
+    items.push_back({.index = k,
+                     .seed = wseed + static_cast<std::uint64_t>(k),
+                     .output = outs[j],
+                     .fingerprint = fps[static_cast<std::size_t>(k)]});
   }
   if (!items.empty() && !t.recheck(timing.rechecks, items, fetched->blobs, "wall", 0, "wall_check/rechecks")) return false;
   // GPU: the fetched outputs were copied by the reference (devicecopy.py): dropped before its
   // calibration and baselines run.
-  if (gpu && !t.candidate_request({{"op", "release"}}, "while releasing its rechecked outputs")) return false;
+  if (gpu && !t.candidate_request(protocol::ReleaseRequest{}, "while releasing its rechecked outputs")) return false;
   return true;
 }
 
@@ -550,7 +557,7 @@ bool wall_check(TimingRun& t) {
   if (!w.gpu && !w.write_inputs(t.fresh_seed())) return false;
   if (!w.run_requests()) return false;
   // The reference worker outlives the task: its output arena (CPU, up to about 2 GiB) goes.
-  if (!w.gpu && !t.engine.ask_reference({{"op", "settle"}, {"release", true}}, {}, t.eo.timeouts.reference_s, t.m))
+  if (!w.gpu && !t.engine.ask_reference(protocol::SettleRequest{.release = true}, {}, t.eo.timeouts.reference_s, t.m))
     return false;
   w.record();
   t.m.phase_ms["wall_check"] += TimingRun::ms_since(wall_began);

@@ -105,7 +105,7 @@ void Zygote::start() {
                                        "; pass --python PATH to an interpreter with torch 2.11");
   try {
     Message ready = control_.recv(after(300));
-    if (ready.header.value("op", "") != "ready") throw ChannelClosed();
+    if (protocol::read<protocol::ZygoteReady>(ready.header).op != "ready") throw ChannelClosed();
   } catch (const std::exception&) {
     ::kill(spawned, SIGKILL);
     ::waitpid(spawned, nullptr, 0);
@@ -153,7 +153,7 @@ Zygote::~Zygote() {
     register_zygote(pid_, false);
     try {
       std::lock_guard lock(mutex_);
-      control_.send({{"op", "exit"}});
+      control_.send(protocol::ExitRequest{});
     } catch (...) {
     }
     control_.close();
@@ -171,13 +171,12 @@ std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
     throw Error(ErrorKind::worker, "socketpair failed for a worker");
   Channel mine(sv[0]);
-  nlohmann::json req = {{"op", "spawn"},
-                        {"role", spec.role},
-                        {"device", spec.device},
-                        {"workdir", spec.workdir.string()},
-                        {"log", (spec.workdir / "worker.log").string()},
-                        {"env", spec.env},
-                        {"limits", {{"address_space_bytes", spec.address_space_bytes}}}};
+  const nlohmann::json req = protocol::SpawnRequest{.role = spec.role,
+                                                   .device = spec.device,
+                                                   .workdir = spec.workdir.string(),
+                                                   .log = (spec.workdir / "worker.log").string(),
+                                                   .env = spec.env,
+                                                   .limits = {.address_space_bytes = spec.address_space_bytes}};
   std::lock_guard lock(mutex_);
   for (int attempt = 0;; ++attempt) {
     if (exited_locked()) {
@@ -189,9 +188,10 @@ std::pair<pid_t, Channel> Zygote::spawn(const SpawnSpec& spec) {
       control_.send_fd(sv[1]);
       Message reply = control_.recv(after(60));
       ::close(sv[1]);
-      if (!reply.header.value("ok", false))
-        throw Error(ErrorKind::worker, "zygote refused to spawn: " + reply.header.value("error", std::string("?")));
-      const pid_t pid = reply.header.at("pid").get<pid_t>();
+      const auto spawned = protocol::read<protocol::SpawnReply>(reply.header);
+      if (!spawned.ok) throw Error(ErrorKind::worker, "zygote refused to spawn: " + spawned.error);
+      if (!spawned.pid) throw Error(ErrorKind::worker, "the zygote's spawn reply has no pid");
+      const pid_t pid = *spawned.pid;
       workers_.insert(pid);
       return {pid, std::move(mine)};
     } catch (const ChannelClosed&) {
@@ -220,9 +220,9 @@ ExitStatus Zygote::reap(pid_t pid, double timeout_s) {
     return {SIGKILL, 0};
   }
   try {
-    control_.send({{"op", "reap"}, {"pid", pid}, {"timeout", timeout_s}});
-    Message reply = control_.recv(after(timeout_s + 30));
-    return {reply.header.value("signal", 0), reply.header.value("exit_code", 0)};
+    control_.send(protocol::ReapRequest{.pid = pid, .timeout = timeout_s});
+    const auto reply = protocol::read<protocol::ReapReply>(control_.recv(after(timeout_s + 30)).header);
+    return {reply.signal, reply.exit_code};
   } catch (const ChannelTimeout&) {
     throw Error(ErrorKind::worker, "the worker zygote did not answer a reap request; log " + log_path_.string());
   } catch (const std::exception&) {
@@ -280,7 +280,7 @@ Message Worker::request(const nlohmann::json& header, const std::vector<Blob>& b
 ExitStatus Worker::finish() {
   if (exit_) return *exit_;
   try {
-    channel_.send({{"op", "exit"}}, {}, after(5));
+    channel_.send(protocol::ExitRequest{}, {}, after(5));
   } catch (const std::exception&) {
   }
   channel_.close();

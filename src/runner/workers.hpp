@@ -15,6 +15,7 @@
 
 #include "channel.hpp"
 #include "kgym/measurement.hpp"
+#include "protocol.hpp"
 
 namespace kgym::runner {
 
@@ -79,6 +80,11 @@ class Worker {
   /// exit_status()) or ChannelTimeout (the process was killed).
   Message request(const nlohmann::json& header, const std::vector<Blob>& blobs,
                   double timeout_s);
+  /// The same with a request of protocol.hpp (its reply read with protocol::read).
+  template <protocol::Message R>
+  Message request(const R& req, const std::vector<Blob>& blobs, double timeout_s) {
+    return request(nlohmann::json(req), blobs, timeout_s);
+  }
   /// Asks the worker to exit and reaps it; returns how it ended.
   ExitStatus finish();
   /// Kills the process group and reaps it.
