@@ -33,15 +33,13 @@ struct WallCheck {
   // The wall clock on the GPU; on the CPU the busy clock (below; the wall clock is kept too)
   // (runner::WallCheckSeries, docs/timing.md "Wall-clock floor").
   WallCheckSeries wall, cpu;
-  // GPU: the baselines' requests with their calls, against the same calibrations (their floors
-  // by the candidate's clock and rule); index 0 eager, 1 torch.compile.
-  WallCheckSeries baseline_wall[2];
   // GPU: the candidate's own calibrations (its committed request without the calls), which may
   // only raise its floor (runner::candidate_calls_ms).
   WallCheckSeries own_calibration;
-  // CPU: each baseline's committed requests with its calls, on the candidate's inputs, right
+  // Each baseline's committed requests with its calls (index 0 eager, 1 torch.compile), right
   // after each of the candidate's timed requests and so between the same two calibrations (the
-  // same wall check for every side), on the wall clock and on the reference's busy clock.
+  // same wall check for every side): on the wall clock, and on the CPU on the reference's busy
+  // clock too (there on the candidate's very inputs).
   std::vector<double> baseline_timed_wall[2], baseline_timed_busy[2];
   bool baseline_wall_missing[2] = {false, false};
   // CPU: each request's own work outside the calls (ms of its process's CPU time, -1 when not
@@ -72,6 +70,7 @@ struct WallCheck {
   bool time_request(std::uint64_t wseed);
   void add_busy(bool grouped, double group0, double precise0, double main0, double wait0, double ms);
   bool time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequest& timed_req);
+  bool time_gpu_baselines();
   bool check_commitment(const Message& reply, std::uint64_t wseed);
   void record();
   void record_cpu_pairs(bool cpu_busy);
@@ -100,11 +99,10 @@ WallCheck::WallCheck(TimingRun& run)
                                                 baseline_ok[0] ? eager->window_overhead_ms : 0.0,
                                                 eo.judge.wall_floor_factor);
   }
-  // GPU: 3 calibrations and 2 timed requests, alternating, then 10x the calls if inconclusive.
-  // CPU: 7 and 6 at once and no retry: more calls per request do not lift the calls above the
-  // noise there (it grows with the request), more requests make the least of each closer to
-  // the quiet machine.
-  requests = gpu ? 5 : 13;
+  // GPU: 4 calibrations and 3 timed requests, alternating (3 pairs: one slow request moves no
+  // side's median), then 10x the calls if inconclusive. CPU: 7 and 6 at once and no retry: more
+  // calls per request do not lift the calls above the noise there (it grows with the request).
+  requests = gpu ? 7 : 13;
   reference_pid = engine.reference ? engine.reference->pid() : -1;
 }
 
@@ -134,7 +132,6 @@ bool WallCheck::run_requests() {
     wall.clear();
     cpu.clear();
     own_calibration.clear();
-    for (auto& b : baseline_wall) b.clear();
     for (auto& b : baseline_timed_wall) b.clear();
     for (auto& b : baseline_timed_busy) b.clear();
     harness_cal.clear();
@@ -158,8 +155,7 @@ bool WallCheck::run_requests() {
   return true;
 }
 
-/// One calibration: the reference's request without the calls (and on the GPU each baseline's
-/// request with its calls right after it). False when the evaluation ended.
+/// One calibration: the reference's request without the calls. False when the evaluation ended.
 bool WallCheck::calibrate(std::uint64_t wseed) {
   // The candidate's process tree is stopped while the reference calibrates: a child that
   // spins whenever the candidate is idle slowed the calibration and so lowered the floor
@@ -194,25 +190,6 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   m.phase_ms["wall_check/calibration"] += cal_ms;
   harness_cal.push_back(harness_of(protocol::read<protocol::WallCalibrationReply>(cal->header).harness_ms));
   wall.add_calibration(cal_ms);
-  // GPU: each baseline's request with its calls (the same inputs, kept and committed to as
-  // the candidate's are), timed by this clock right after the calibration: the baselines'
-  // floors by the candidate's rule. Before, they came from the reference's own loop, which
-  // charged host time the candidate's floor did not: an identical 256x256 matmul got 1.28x
-  // and a candidate whose timed calls did nothing 1.37x (H200, session 9).
-  for (int b = 0; gpu && b < 2; ++b) {
-    if (!baseline_floor[b]) continue;
-    const auto tb = clock::now();
-    std::optional<Message> br = engine.ask_reference(
-        protocol::WallCalibrationRequest{
-            .key = t.key, .n = n_wall, .seed = wseed, .sync_each = false, .call = b == 0 ? "eager" : "compile"},
-        {}, eo.timeouts.reference_s, m);
-    if (!br) return false;
-    const double b_ms = TimingRun::ms_since(tb);
-    m.phase_ms["wall_check/baselines"] += b_ms;
-    if (protocol::read<protocol::WallCalibrationReply>(br->header).unsupported) continue;
-    baseline_wall[b].add_calibration(cal_ms);
-    baseline_wall[b].add_timed(b_ms);
-  }
   if (!gpu) {
     const double ref_wait1 = runqueue_wait_ms(reference_pid);
     cpu.add_calibration(ref_wait0 >= 0 && ref_wait1 >= 0 ? cal_ms - (ref_wait1 - ref_wait0) : -1.0);
@@ -220,9 +197,8 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   return true;
 }
 
-/// One of the candidate's timed requests (N calls), with its untimed request before it, the
-/// baselines' requests after it on the CPU, and the check of its commitment. False when the
-/// evaluation ended.
+/// One of the candidate's timed requests (N calls), with its untimed request before it, the check
+/// of its commitment, and the baselines' requests after it. False when the evaluation ended.
 bool WallCheck::time_request(std::uint64_t wseed) {
   Worker& c = t.c;
   // An untimed request first (one input set, no call): whatever the process has to catch up
@@ -304,7 +280,43 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   if (!gpu) harness_cand.push_back(harness_of(timed_reply.harness_ms));
   if (ms < wall.timed) host_ms = timed_reply.host_ms;
   wall.add_timed(ms);
-  return check_commitment(*reply, wseed);
+  if (!check_commitment(*reply, wseed)) return false;
+  return time_gpu_baselines();
+}
+
+/// GPU: each baseline's request with its calls (fresh inputs, the outputs kept and committed to as
+/// the candidate's are), timed by this clock right after the candidate's timed request and the
+/// check of its commitment, while the candidate's processes are stopped: between the same two
+/// calibrations as the candidate's request, so that runner::baseline_floor_per_call pairs it as
+/// the candidate's is paired (one estimator for every side; before, eager's requests followed
+/// each calibration, one more than the candidate's, and were taken by another rule). Only where
+/// its floor can bind (baseline_floor). False when the evaluation ended.
+bool WallCheck::time_gpu_baselines() {
+  if (!gpu || (!baseline_floor[0] && !baseline_floor[1])) return true;
+  QuietDevice quiet(engine.quiet_mutex, [this] { return t.all_but_reference(); });
+  t.note_gpu_holders();
+  // (untimed, as before a calibration: no collection pending in the reference, its device idle,
+  // the N outputs' blocks reserved)
+  if (!engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes}, {},
+                            eo.timeouts.reference_s, m))
+    return false;
+  for (int b = 0; b < 2; ++b) {
+    if (!baseline_floor[b] || baseline_wall_missing[b]) continue;
+    const auto tb = clock::now();
+    std::optional<Message> br = engine.ask_reference(
+        protocol::WallCalibrationRequest{
+            .key = t.key, .n = n_wall, .seed = t.fresh_seed(), .sync_each = false, .call = b == 0 ? "eager" : "compile"},
+        {}, eo.timeouts.reference_s, m);
+    if (!br) return false;
+    const double b_ms = TimingRun::ms_since(tb);
+    m.phase_ms["wall_check/baselines"] += b_ms;
+    if (protocol::read<protocol::WallCalibrationReply>(br->header).unsupported) {
+      baseline_wall_missing[b] = true;
+      continue;
+    }
+    baseline_timed_wall[b].push_back(b_ms);
+  }
+  return true;
 }
 
 /// CPU: the timed request of `ms` on the busy clock, and the CPU time of the candidate's
@@ -446,8 +458,8 @@ void WallCheck::record() {
   timing.wall_check_own_calibrations_ms = own_calibration.calibrations;
   timing.wall_check_timed_ms = wall.timeds;
   timing.wall_check_ms = gpu ? candidate_calls_ms(wall, own_calibration) : wall.calls_ms(false);
-  // The baselines' floors (GPU): the lesser per call of the supervisor's measure and the
-  // reference's own loop (runner::baseline_floor_per_call says why).
+  // The baselines' floors (GPU): their requests paired with the candidate's calibrations, by the
+  // candidate's rule (runner::baseline_floor_per_call says why).
   for (int b = 0; gpu && b < 2; ++b) {
     auto& rec = b == 0 ? m.eager_timing : m.compile_timing;
     if (!baseline_ok[b] || !rec) continue;
@@ -455,10 +467,14 @@ void WallCheck::record() {
     // baseline's time, but the judge compares it with a candidate taken by its own floor (one
     // basis); zeroed, that candidate kept the floor factor's 10% over a GPU-bound baseline.
     if (!baseline_floor[b]) continue;
-    const double own = rec->wall_check_calls > 0 ? rec->wall_check_ms / rec->wall_check_calls : 0.0;
-    const double per_call = baseline_floor_per_call(baseline_wall[b], n_wall, own);
+    WallCheckSeries side;
+    side.clear();
+    for (double x : wall.calibrations) side.add_calibration(x);
+    for (double x : baseline_timed_wall[b]) side.add_timed(x);
+    const double per_call = baseline_floor_per_call(side, n_wall, wall.conclusive(true));
     rec->wall_check_calls = per_call > 0 ? n_wall : 0;
-    rec->wall_check_timed_ms = baseline_wall[b].timeds;
+    rec->wall_check_calibrations_ms = wall.calibrations;
+    rec->wall_check_timed_ms = side.timeds;
     rec->wall_check_ms = per_call * n_wall;
   }
   timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
@@ -549,8 +565,10 @@ void WallCheck::record_cpu_pairs(bool cpu_busy) {
 //    against the commitment and the task by the reference: a process that skipped calls, or
 //    computed them after replying, fails the recheck;
 //  - every request gets fresh seeds (a cache keyed by the seeds cannot hit).
-// Calibration is the least of three requests, the timed request the least of two, taken
-// alternately, so that one slow request cannot lower the floor.
+// Calibrations and timed requests alternate, and every side's timed request (the candidate's and,
+// right after it, each baseline's) is paired with the mean of the calibrations around it: the
+// median pair is the side's calls' time, so that one slow request moves no side's figure and
+// every side is measured by the same estimator (runner::WallCheckSeries::paired).
 bool wall_check(TimingRun& t) {
   const auto wall_began = TimingRun::clock::now();
   WallCheck w(t);

@@ -46,10 +46,10 @@ struct WallCheckSeries {
     const std::size_t h = x.size() / 2;
     return x.size() % 2 ? x[h] : 0.5 * (x[h - 1] + x[h]);
   }
-  /// CPU: the calls' time (ms, all N) free of drift: the median over the timed requests of each
-  /// one minus the mean of the calibrations just before and after it. The machine's speed
-  /// drifted by 10 to 25% over seconds on the dev VM, so the least of each series came from
-  /// different moments.
+  /// The calls' time (ms, all N) free of drift: the median over the timed requests of each one
+  /// minus the mean of the calibrations just before and after it. A machine's speed drifts by 10
+  /// to 40% over seconds (the 2-core dev VM; an H100 host), so the least of each series came from
+  /// different moments; paired, every side's request is set against the same two calibrations.
   double paired() const { return median(differences()); }
   /// Each timed request minus the mean of the calibrations just before and after it (ms).
   std::vector<double> differences() const {
@@ -58,7 +58,7 @@ struct WallCheckSeries {
       d.push_back(timeds[k] - 0.5 * (calibrations[k] + calibrations[k + 1]));
     return d;
   }
-  /// CPU: the resolution (ms), the median change between successive calibrations. They are the
+  /// The resolution (ms), the median change between successive calibrations. They are the
   /// reference's, measured while the candidate is stopped: the candidate cannot lower it.
   double resolution() const {
     std::vector<double> g;
@@ -77,24 +77,24 @@ struct WallCheckSeries {
     const double top = d.empty() ? 0.0 : *std::max_element(d.begin(), d.end());
     return std::max(top, 2.0 * resolution());
   }
-  /// Whether the calls stand out of the requests' noise. GPU: their share above 5% of the timed
-  /// request. CPU: their paired time above twice the resolution (there the calls were often a
-  /// few percent of the request and the 5% rule failed honest candidates: CI, 2026-12-01).
+  /// Whether the calls stand out of the requests' noise. GPU: the paired time above 5% of the
+  /// median timed request. CPU: the paired time above twice the resolution (there the calls were
+  /// often a few percent of the request and the 5% rule failed honest candidates).
   bool conclusive(bool on_gpu) const {
-    if (on_gpu) return timed - calibration > 0.05 * timed;
+    if (on_gpu) return paired() > 0.05 * median(timeds);
     return paired() > 2.0 * resolution();
   }
-  /// The calls' time (ms, all N). GPU: the least timed request minus the least calibration;
-  /// inconclusive, the whole timed request (an upper bound: never lets a shrunk timer through)
-  /// and never below the calibration (a reply faster than generating the inputs did not come
-  /// from the calls: a forged instant reply, red team 2026-12-01). CPU: the paired time, and
-  /// when inconclusive never below the resolution (a call faster than the clock resolves is
-  /// taken at the resolution, so a shrunk timer gains nothing below it; the whole request / N
-  /// set honest CPU floors 20x above the timer and failed them as timing_invalid). An instant
-  /// reply is caught there by the commitment and its recheck.
+  /// The calls' time (ms, all N) by this series alone, the paired time on both devices, never below
+  /// the resolution (the GPU's full rule for every side: gpu_side_calls_ms). Inconclusive: GPU, the whole
+  /// median request, never below the median calibration (an upper bound that never lets a shrunk
+  /// timer through: a reply faster than generating the inputs did not come from the calls);
+  /// CPU, never below the resolution (a call faster than the clock resolves is taken at the
+  /// resolution, so a shrunk timer gains nothing below it; the whole request / N set honest CPU
+  /// floors 20x above the timer and failed them as timing_invalid). An instant reply is caught
+  /// there by the commitment and its recheck.
   double calls_ms(bool on_gpu) const {
-    if (on_gpu) return conclusive(true) ? timed - calibration : std::max(timed, calibration);
     const double p = paired();
+    if (on_gpu) return conclusive(true) ? std::max(p, resolution()) : std::max(median(timeds), median(calibrations));
     return conclusive(false) ? p : std::max(p, resolution());
   }
 };
@@ -141,44 +141,55 @@ inline std::optional<std::vector<double>> without_harness_work(const WallCheckSe
   return out;
 }
 
-/// GPU: the candidate's calls' time (ms, all N): `reference`'s figure (calls_ms: its timed
-/// requests against the reference worker's calibrations), raised to the timed requests minus the
-/// candidate process's own calibrations (the same request without the calls, served by the
-/// candidate's worker) where that is larger. A process faster than the reference's at the
-/// request's own work (generating inputs, committing) had its floor lowered by the difference:
-/// two candidates doing eager's very matmul got 2.3x at 256x256 (H200, session 10). The
-/// candidate's process can only raise its floor with its own figure: a slow calibration of its
-/// own leaves the reference's figure standing, an instant one lifts its floor to the whole
-/// request. `own` without calibrations changes nothing.
-inline double candidate_calls_ms(const WallCheckSeries& reference, const WallCheckSeries& own) {
-  const double by_reference = reference.calls_ms(true);
-  if (own.calibrations.empty() || reference.timeds.empty()) return by_reference;
-  return std::max(by_reference, reference.timed - own.calibration);
+/// GPU: one side's calls' time (ms, all N) by the estimator every side shares (the candidate,
+/// eager and torch.compile alike, so that neither side's noise is the other's loss). `side`: the
+/// reference's calibrations and this side's timed requests between them (c0 t0 c1 t1 ... cK);
+/// `own[k]`: a calibration served by the process that served timed request k, next to it (the
+/// candidate's own, just before; a baseline's, the reference's next calibration). Where
+/// `conclusive` (the candidate's check: its paired time above 5% of its request), the largest of
+///  - the paired time (each timed request against the mean of the calibrations around it);
+///  - the median of each timed request minus its own process's calibration: a process faster at
+///    the request's own work (generating inputs, committing) than the reference's would otherwise
+///    have that difference taken off its calls (two candidates doing eager's very matmul read 2.3x
+///    at 256x256, H200). It only raises: a slow calibration of one's own changes nothing, and
+///    calibrations of the reference slowed from outside lower the paired time, not this;
+///  - the calibrations' resolution (the band the check cannot resolve: a baseline whose calls are
+///    inside it is at the band, not at no floor; eager's one fast draw had left its event time
+///    standing against a candidate taken by its floor, 0.12x for the same operator on an H100).
+/// Not conclusive: the whole median timed request, never below the median calibration (an upper
+/// bound that never lets a shrunk timer through: a reply faster than the inputs' generation did not
+/// come from the calls), for every side alike. Applied to the candidate alone, the raise by its own
+/// process (the larger of two noisy figures) and the whole request leaned against it: the same
+/// operator read 0.12x to 0.93x of eager at x0.1 on an H100.
+inline double gpu_side_calls_ms(const WallCheckSeries& side, const std::vector<double>& own, bool conclusive) {
+  if (side.timeds.empty()) return 0.0;
+  if (!conclusive) return std::max(WallCheckSeries::median(side.timeds), WallCheckSeries::median(side.calibrations));
+  double calls = std::max(side.paired(), side.resolution());
+  std::vector<double> d;
+  for (std::size_t k = 0; k < side.timeds.size() && k < own.size(); ++k) d.push_back(side.timeds[k] - own[k]);
+  if (!d.empty()) calls = std::max(calls, WallCheckSeries::median(d));
+  return calls;
 }
 
-/// GPU: a baseline's (eager or torch.compile) wall-clock floor per call, in ms; 0 for none. The
-/// lesser of two measures, since an upward error in a baseline's floor raises the candidate's
-/// speedup and each measure errs upwards in one regime (H200, session 9):
-///  - `supervisor`: the reference's committed requests with the baseline's `n` calls each against
-///    the same calibrations, timed by the supervisor (the candidate's rule); used only where
-///    conclusive (its inconclusive upper bound would be the whole request). At full size it
-///    pays the allocation of the N kept outputs (a ReLU's eager floor read 7.9 ms against 3.1 ms
-///    of events);
-///  - `own_per_call_ms`: the reference's own back-to-back loop (wallcheck.wall_per_call; 0 when
-///    missing or inconclusive), which charges the module call's host time that the candidate's
-///    floor does not (an identical 256x256 matmul got 1.28x).
-/// The supervisor's measure missing or inconclusive: no floor (the baseline's net event time
-/// stands). The own loop's missing: the supervisor's alone. The own loop is inconclusive only
-/// where the calls are a few percent of its input generation (a few microseconds each), never
-/// where the kept outputs' allocation inflates the supervisor's measure (large outputs, calls of
-/// milliseconds); before, it then read 0.0003 ms per call for eager's 0.012 ms matmul and, as
-/// eager's floor, gave an identical candidate 0.007x (H200, session 16). The candidate cannot
-/// make it inconclusive: its processes are stopped while the reference times.
-inline double baseline_floor_per_call(const WallCheckSeries& supervisor, int n, double own_per_call_ms) {
-  if (n <= 0 || supervisor.timeds.empty() || !supervisor.conclusive(true)) return 0.0;
-  const double by_supervisor = (supervisor.timed - supervisor.calibration) / n;
-  if (!(by_supervisor > 0)) return 0.0;
-  return own_per_call_ms > 0 ? std::min(by_supervisor, own_per_call_ms) : by_supervisor;
+/// GPU: the candidate's calls' time (ms, all N): gpu_side_calls_ms of `reference` (the reference's
+/// calibrations and the candidate's timed requests) with `own`'s calibrations (the same request
+/// without the calls, served by the candidate's worker just before each timed request), decided
+/// conclusive by `reference` itself. `own` without calibrations: the paired time alone.
+inline double candidate_calls_ms(const WallCheckSeries& reference, const WallCheckSeries& own) {
+  return gpu_side_calls_ms(reference, own.calibrations, reference.conclusive(true));
+}
+
+/// GPU: a baseline's (eager or torch.compile) wall-clock floor per call, in ms (0 for none), by the
+/// candidate's estimator (gpu_side_calls_ms): `baseline` holds the candidate's calibrations and the
+/// baseline's requests with its `n` calls, each made right after one of the candidate's timed
+/// requests and so between the same two calibrations; its own process's calibration for request k
+/// is the reference's next one (k + 1). `candidate_conclusive`: whether the candidate's check was
+/// (both sides then take the same branch). No requests served: 0 (its net event time stands).
+inline double baseline_floor_per_call(const WallCheckSeries& baseline, int n, bool candidate_conclusive) {
+  if (n <= 0 || baseline.timeds.empty() || baseline.calibrations.size() < baseline.timeds.size() + 1) return 0.0;
+  const std::vector<double> next(baseline.calibrations.begin() + 1, baseline.calibrations.end());
+  const double calls = gpu_side_calls_ms(baseline, next, candidate_conclusive);
+  return calls > 0 ? calls / n : 0.0;
 }
 
 /// GPU: whether the supervisor's requests for a baseline's floor (its committed requests with the

@@ -68,16 +68,16 @@ TEST(WallCheck, CpuReplyFasterThanTheCalibrationNeverCountsBelowTheResolution) {
   EXPECT_GE(s.calls_ms(false), 0.0);
 }
 
-TEST(WallCheck, GpuKeepsTheLeastOfEachAndTheUpperBound) {
+TEST(WallCheck, GpuTakesThePairedTimeAndTheWholeRequestWhenInconclusive) {
   WallCheckSeries s;
   s.clear();
   s.add_calibration(10);
-  s.add_timed(20);
+  s.add_timed(20);  // 9.5 above its calibrations' mean
   s.add_calibration(11);
-  s.add_timed(19);
+  s.add_timed(19);  // 7.5
   s.add_calibration(12);
   EXPECT_TRUE(s.conclusive(true));
-  EXPECT_NEAR(s.calls_ms(true), 9.0, 1e-9);
+  EXPECT_NEAR(s.calls_ms(true), 8.5, 1e-9);  // the median pair, not the least timed - least calibration (9)
   WallCheckSeries flat;
   flat.clear();
   flat.add_calibration(100);
@@ -85,6 +85,15 @@ TEST(WallCheck, GpuKeepsTheLeastOfEachAndTheUpperBound) {
   flat.add_calibration(100);
   EXPECT_FALSE(flat.conclusive(true));  // 1% of the request
   EXPECT_NEAR(flat.calls_ms(true), 101.0, 1e-9);
+  // Conclusive but inside the calibrations' band: the resolution.
+  WallCheckSeries noisy;
+  noisy.clear();
+  for (double c : {100.0, 120.0, 100.0}) {
+    noisy.add_calibration(c);
+    if (noisy.calibrations.size() < 3) noisy.add_timed(118);
+  }
+  EXPECT_TRUE(noisy.conclusive(true));  // 8 ms pairs, 6.8% of the request
+  EXPECT_NEAR(noisy.calls_ms(true), 20.0, 1e-9);
 }
 
 TEST(WallCheck, UpperFigureIsTheLargestPairedDifferenceAndAtLeastTwiceTheResolution) {
@@ -118,41 +127,45 @@ TEST(WallCheck, UpperFigureIsTheLargestPairedDifferenceAndAtLeastTwiceTheResolut
 }
 
 namespace {
-/// A GPU series: calibrations of `cal` ms and baseline requests of `cal + calls` ms.
+/// A GPU series: 4 calibrations of about `cal` ms (0.1 ms apart) and 3 requests of `cal + calls` ms
+/// between them.
 kgym::runner::WallCheckSeries gpu_series(double cal, double calls) {
   kgym::runner::WallCheckSeries s;
   s.clear();
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     s.add_calibration(cal + 0.1 * i);
-    s.add_timed(cal + calls + 0.1 * i);
+    if (i < 3) s.add_timed(cal + calls + 0.1 * i + 0.05);
   }
   return s;
 }
 }  // namespace
 
-TEST(WallCheck, BaselineFloorIsTheLesserOfTheTwoMeasures) {
+TEST(WallCheck, BaselineFloorIsTheCandidatesEstimatorOnTheSameCalibrations) {
   using kgym::runner::baseline_floor_per_call;
-  // Host-bound matmul (x0.1): the reference's own loop charged more than the supervisor's rule.
-  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.041), 0.03);
-  // Full size: the supervisor's request paid its kept outputs' allocation.
-  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 39.5), 5, 3.05), 3.05);
+  // Host-bound matmul (x0.1): 3 ms of calls over 100: 0.03 ms a call, by the paired rule.
+  EXPECT_NEAR(baseline_floor_per_call(gpu_series(20, 3), 100, true), 0.03, 1e-12);
+  // Full size: 39.5 ms over 5 calls.
+  EXPECT_NEAR(baseline_floor_per_call(gpu_series(20, 39.5), 5, true), 7.9, 1e-12);
 }
 
-TEST(WallCheck, BaselineGetsNoFloorWhenTheSupervisorsMeasureIsMissingOrInconclusive) {
+TEST(WallCheck, BaselineFloorFollowsTheCandidatesCheckWhenItsOwnCallsAreInsideTheNoise) {
   using kgym::runner::baseline_floor_per_call;
-  EXPECT_EQ(baseline_floor_per_call(gpu_series(100, 0.5), 10, 0.05), 0.0);  // calls 0.5% of the request
+  // The candidate's check conclusive, the baseline's calls below the resolution: the resolution
+  // (an H100's eager request faster than its calibration had left eager without a floor, 0.12x).
+  kgym::runner::WallCheckSeries s;
+  s.clear();
+  for (double c : {130.0, 125.0, 132.0, 126.0}) {
+    s.add_calibration(c);
+    if (s.calibrations.size() < 4) s.add_timed(120.5);
+  }
+  EXPECT_NEAR(s.resolution(), 6.0, 1e-9);
+  EXPECT_NEAR(baseline_floor_per_call(s, 500, true), 6.0 / 500, 1e-12);
+  // The candidate's check inconclusive: the whole median request, as the candidate's is taken.
+  EXPECT_NEAR(baseline_floor_per_call(gpu_series(100, 0.5), 10, false), 100.65 / 10, 1e-9);
   kgym::runner::WallCheckSeries none;
   none.clear();
-  EXPECT_EQ(baseline_floor_per_call(none, 100, 0.041), 0.0);  // no baseline request served
-}
-
-TEST(WallCheck, WithoutTheOwnLoopsFigureTheSupervisorsMeasureIsTheFloor) {
-  using kgym::runner::baseline_floor_per_call;
-  // H200, session 16: eager's own loop was inconclusive at 256x256 (0.0003 ms per call against
-  // 0.012 ms of events); the supervisor's measure (3 ms over 100 calls) is the floor alone.
-  EXPECT_DOUBLE_EQ(baseline_floor_per_call(gpu_series(20, 3), 100, 0.0), 0.03);
-  // ... unless it is inconclusive too.
-  EXPECT_EQ(baseline_floor_per_call(gpu_series(100, 0.5), 10, 0.0), 0.0);
+  EXPECT_EQ(baseline_floor_per_call(none, 100, true), 0.0);  // no baseline request served
+  EXPECT_EQ(baseline_floor_per_call(gpu_series(20, 3), 0, true), 0.0);
 }
 
 TEST(WallCheck, ABaselineFloorIsMeasuredOnlyWhereItCanBind) {
@@ -174,31 +187,57 @@ TEST(WallCheck, ABaselineFloorIsMeasuredOnlyWhereItCanBind) {
 
 TEST(WallCheck, TheCandidatesOwnCalibrationOnlyRaisesItsFloor) {
   using kgym::runner::candidate_calls_ms;
-  // H200, session 10 (rt2/rt8 at 256x256): the reference's calibrations 9.1 ms, the candidate's
-  // timed requests 10.4 ms, its own calibrations 6.5 ms: the floor is 3.9 ms, not 1.3 ms.
+  // H200 (rt2/rt8 at 256x256): the reference's calibrations about 9.2 ms, the candidate's timed
+  // requests 10.4 to 10.6 ms, its own calibrations 6.5 ms: the floor is its own figure (the
+  // median of 3.8, 4.1, 4.0), not the reference's 1.3 ms.
   kgym::runner::WallCheckSeries reference, own;
   reference.clear();
   own.clear();
-  reference.add_calibration(9.1);
-  reference.add_timed(10.4);
-  reference.add_calibration(9.3);
-  reference.add_timed(10.6);
-  EXPECT_NEAR(candidate_calls_ms(reference, own), 1.3, 1e-9);  // no own calibration: as before
-  own.add_calibration(6.6);
-  own.add_calibration(6.5);
-  EXPECT_NEAR(candidate_calls_ms(reference, own), 3.9, 1e-9);
+  const double cal[] = {9.1, 9.3, 9.1, 9.3}, timed[] = {10.4, 10.6, 10.5};
+  for (int k = 0; k < 4; ++k) {
+    reference.add_calibration(cal[k]);
+    if (k < 3) reference.add_timed(timed[k]);
+  }
+  EXPECT_NEAR(reference.calls_ms(true), 1.3, 1e-9);
+  EXPECT_NEAR(candidate_calls_ms(reference, own), 1.3, 1e-9);  // no own calibration: the reference's
+  for (double x : {6.6, 6.5, 6.5}) own.add_calibration(x);
+  EXPECT_NEAR(candidate_calls_ms(reference, own), 4.0, 1e-9);
   // A slow calibration of its own cannot lower the floor below the reference's figure.
   kgym::runner::WallCheckSeries slow;
   slow.clear();
-  slow.add_calibration(50.0);
+  for (double x : {50.0, 50.0, 50.0}) slow.add_calibration(x);
   EXPECT_NEAR(candidate_calls_ms(reference, slow), 1.3, 1e-9);
   // Inconclusive by the reference's calibrations: the whole request, whatever its own says.
   kgym::runner::WallCheckSeries flat;
   flat.clear();
   flat.add_calibration(10.0);
   flat.add_timed(10.2);
+  flat.add_calibration(10.0);
   EXPECT_NEAR(candidate_calls_ms(flat, slow), 10.2, 1e-9);
   EXPECT_NEAR(candidate_calls_ms(flat, own), 10.2, 1e-9);
+}
+
+TEST(WallCheck, CandidateAndBaselineAreTakenByOneEstimator) {
+  using kgym::runner::baseline_floor_per_call;
+  using kgym::runner::candidate_calls_ms;
+  // The same requests on either side give the same floor: the candidate's own calibrations
+  // standing where a baseline's own process's (the reference's next calibration) stand.
+  const double cal[] = {95.6, 87.1, 96.3, 90.0}, timed[] = {144.2, 151.3, 142.0};
+  kgym::runner::WallCheckSeries side, own;
+  side.clear();
+  own.clear();
+  for (int k = 0; k < 4; ++k) {
+    side.add_calibration(cal[k]);
+    if (k < 3) side.add_timed(timed[k]);
+    if (k > 0) own.add_calibration(cal[k]);
+  }
+  EXPECT_DOUBLE_EQ(candidate_calls_ms(side, own) / 500, baseline_floor_per_call(side, 500, true));
+  // Its own process faster at the request's own work raises either side alike.
+  kgym::runner::WallCheckSeries fast;
+  fast.clear();
+  for (double x : {70.0, 70.0, 70.0}) fast.add_calibration(x);
+  EXPECT_NEAR(candidate_calls_ms(side, fast), 74.2, 1e-9);
+  EXPECT_GT(candidate_calls_ms(side, fast), candidate_calls_ms(side, own));
 }
 
 TEST(RecheckPositions, OneEarlyCallAndTheRestAnywhereDistinct) {
