@@ -74,6 +74,11 @@ struct EngineState {
                                        Measurements& m) {
     return ask_reference(nlohmann::json(req), std::string(R::kOp), blobs, timeout_s, m);
   }
+  template <protocol::Message R>
+  std::optional<Message> ask_reference(const protocol::Encoded<R>& req, const std::vector<Blob>& blobs,
+                                       double timeout_s, Measurements& m) {
+    return ask_reference(req.header, std::string(R::kOp), blobs, timeout_s, m);
+  }
   /// The same with the request's header and its op.
   std::optional<Message> ask_reference(const nlohmann::json& header, const std::string& op,
                                        const std::vector<Blob>& blobs, double timeout_s, Measurements& m);
@@ -230,6 +235,10 @@ struct TimingRun {
   template <protocol::Message R>
   std::optional<Message> candidate_request(const R& req, const char* what) {
     return candidate_request(nlohmann::json(req), what);
+  }
+  template <protocol::Message R>
+  std::optional<Message> candidate_request(const protocol::Encoded<R>& req, const char* what) {
+    return candidate_request(req.header, what);
   }
   std::optional<Message> candidate_request(const nlohmann::json& header, const char* what);
   /// On the timing CPU (GPU): waits, up to 50 ms, until the reference worker sleeps, so that its

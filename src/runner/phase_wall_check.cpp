@@ -182,9 +182,10 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   protocol::WallCalibrationRequest cal_req{
       .key = t.key, .n = n_wall, .seed = wseed, .sync_each = !gpu, .commit = true, .shared = shared_map.has_value()};
   if (shared_map && !shared_layout.is_null()) cal_req.layout = shared_layout;
+  const auto cal_header = protocol::encode(cal_req);
   const double ref_wait0 = gpu ? 0 : runqueue_wait_ms(reference_pid);
   const auto t0 = clock::now();
-  std::optional<Message> cal = engine.ask_reference(cal_req, {}, eo.timeouts.reference_s, m);
+  std::optional<Message> cal = engine.ask_reference(cal_header, {}, eo.timeouts.reference_s, m);
   if (!cal) return false;
   const double cal_ms = TimingRun::ms_since(t0);
   m.phase_ms["wall_check/calibration"] += cal_ms;
@@ -265,10 +266,11 @@ bool WallCheck::time_request(std::uint64_t wseed) {
   const double precise0 = gpu || grouped ? 0 : tree_cpu_ms(c.pid(), engine.zygote->pid(), engine.zygote->workers(), true);
   const double main0 = gpu ? 0 : main_thread_run_ms(c.pid());
   const double wait0 = gpu ? 0 : runqueue_wait_ms(c.pid());
+  const auto timed_header = protocol::encode(timed_req);
   t.reference_settled();  // (before the clock: candidate_request's own wait then finds it asleep)
   const auto t1 = clock::now();
   if (frozen) frozen->release();
-  auto reply = t.candidate_request(timed_req, "during the wall-clock check");
+  auto reply = t.candidate_request(timed_header, "during the wall-clock check");
   const double ms = TimingRun::ms_since(t1);
   quiet.reset();
   if (!reply) return false;
@@ -384,10 +386,11 @@ bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequ
                                            .shared = shared_map.has_value(),
                                            .layout = timed_req.layout,
                                            .call = b == 0 ? "eager" : "compile"};
+    const auto b_header = protocol::encode(b_req);
     QuietDevice paused(engine.quiet_mutex, [this] { return t.all_but_reference(); });
     const double w0 = runqueue_wait_ms(reference_pid);
     const auto tb = clock::now();
-    std::optional<Message> br = engine.ask_reference(b_req, {}, eo.timeouts.reference_s, m);
+    std::optional<Message> br = engine.ask_reference(b_header, {}, eo.timeouts.reference_s, m);
     if (!br) return false;
     const double b_ms = TimingRun::ms_since(tb);
     const double w1 = runqueue_wait_ms(reference_pid);

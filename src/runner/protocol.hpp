@@ -196,6 +196,17 @@ T read(const nlohmann::json& header) {
   return v;
 }
 
+/// A request already written as its frame's header: a request that a supervisor's clock times is
+/// written before the clock starts (the clock holds its sending and parsing, not its writing).
+template <Message R>
+struct Encoded {
+  nlohmann::json header;
+};
+template <Message R>
+Encoded<R> encode(const R& req) {
+  return {nlohmann::json(req)};
+}
+
 /// A message's entry in the schema: {"op"?, "fields": {name: {"type", "required"}}}; a
 /// flattened record's field is named "*".
 template <Message T>
