@@ -9,6 +9,9 @@ bits and no bytes on the stream; the frame's memfds travel as SCM_RIGHTS with it
 in blob order. The receiver (the supervisor, and again the reference worker) accepts only a
 regular file of the declared size sealed against writing, shrinking and growing, so the sender
 cannot change the bytes once sent; the reference maps it copy-on-write.
+
+The messages themselves (one dataclass per request and reply, mirrored by src/runner/protocol.hpp)
+are at the end of this module; the workers' request loops check each request against them.
 """
 import fcntl
 import gc
@@ -536,6 +539,15 @@ class LoadTaskReply:
 
 
 @_message
+class ProbeTaskReply:
+    runs: bool = False
+    reason: str = "the probe gave no reason"
+    scaled: Any = None
+    output: Optional[Any] = None
+    input_elements: int = 0
+
+
+@_message
 class MakeCaseReply:
     skipped: Optional[str] = None
     sizes: Any = None
@@ -749,6 +761,14 @@ def schema() -> dict:
     return out
 
 
+# Each message's field names and its required ones, for check_request (a few set operations per
+# request: the supervisor's clock holds some requests, docs/timing.md).
+_NAMES = {cls: (frozenset(f.name for f in dataclasses.fields(cls)) | {"op"},
+                frozenset(f.name for f in dataclasses.fields(cls)
+                          if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING))
+          for cls in MESSAGES}
+
+
 def check_request(classes: dict, req: dict) -> None:
     """Raises ValueError when ``req`` is not a request of ``classes`` (op -> dataclass): an op it
     does not know, a field its dataclass lacks, or a required field missing."""
@@ -756,11 +776,9 @@ def check_request(classes: dict, req: dict) -> None:
     cls = classes.get(op)
     if cls is None:
         raise ValueError(f"unknown op {op!r}")
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    extra = sorted(k for k in req if k != "op" and k not in names)
-    if extra:
+    names, required = _NAMES[cls]
+    if not names.issuperset(req):
+        extra = sorted(str(k) for k in req if k not in names)
         raise ValueError(f"request {op!r} has fields the protocol does not know: {', '.join(extra)}")
-    missing = sorted(n for n, f in names.items() if n not in req and f.default is dataclasses.MISSING
-                     and f.default_factory is dataclasses.MISSING)
-    if missing:
-        raise ValueError(f"request {op!r} lacks required fields: {', '.join(missing)}")
+    if not required.issubset(req):
+        raise ValueError(f"request {op!r} lacks required fields: {', '.join(sorted(required.difference(req)))}")

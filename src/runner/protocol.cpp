@@ -27,7 +27,7 @@ nlohmann::json schema() {
       // requests to the zygote
       SpawnRequest, ReapRequest,
       // replies
-      ReferenceStatus, CandidateStatus, LoadTaskReply, MakeCaseReply, CaseInputsReply, Comparison, RecheckReply,
+      ReferenceStatus, CandidateStatus, LoadTaskReply, ProbeTaskReply, MakeCaseReply, CaseInputsReply, Comparison, RecheckReply,
       SpotFailure, SpotResult, BaselineTiming, ReferenceTimeReply, SpotTiming, SpotCheckReply, WallInputsReply,
       WallCalibrationReply, LoadReply, RunCaseReply, KeptOutput, CandidateTimeReply, WallReply, WallOutputReply,
       WarmProfilerReply, TraceReply, ZygoteReady, SpawnReply, ReapReply>();

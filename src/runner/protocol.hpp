@@ -662,6 +662,21 @@ struct LoadTaskReply {
   }
 };
 
+/// probe_task: whether the task runs at the scale, or why not (probe.load_and_probe).
+struct ProbeTaskReply {
+  static constexpr std::string_view kName = "ProbeTaskReply";
+  bool runs = false;
+  std::string reason = "the probe gave no reason";  ///< why it does not run
+  Json scaled = Json::object();       ///< the task's constants as scaled
+  std::optional<Json> output{};       ///< the output tensors' shapes
+  std::int64_t input_elements = 0;    ///< the largest input tensor's elements
+  static constexpr auto fields() {
+    return std::tuple{field("runs", &ProbeTaskReply::runs), field("reason", &ProbeTaskReply::reason),
+                      field("scaled", &ProbeTaskReply::scaled), field("output", &ProbeTaskReply::output),
+                      field("input_elements", &ProbeTaskReply::input_elements)};
+  }
+};
+
 /// make_case: the case's seed and what the candidate regenerates its inputs from, or why the
 /// other-shape case is skipped.
 struct MakeCaseReply {

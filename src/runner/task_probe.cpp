@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "protocol.hpp"
+
 namespace kgym {
 
 TaskProbe read_task_probe(const std::string& task_id, double scale, const nlohmann::json* reply,
@@ -13,11 +15,12 @@ TaskProbe read_task_probe(const std::string& task_id, double scale, const nlohma
     p.reason = fmt::format("task {} at scale {:g} could not be probed: {}", task_id, scale, failure);
     return p;
   }
-  p.runs = reply->value("runs", false);
-  p.reason = p.runs ? std::string() : reply->value("reason", std::string("the probe gave no reason"));
-  p.scaled = reply->value("scaled", nlohmann::json::object());
-  if (reply->contains("output")) p.output = (*reply)["output"];
-  p.input_elements = reply->value("input_elements", std::int64_t{0});
+  const auto r = runner::protocol::read<runner::protocol::ProbeTaskReply>(*reply);
+  p.runs = r.runs;
+  p.reason = p.runs ? std::string() : r.reason;
+  p.scaled = r.scaled;
+  if (r.output) p.output = *r.output;
+  p.input_elements = r.input_elements;
   return p;
 }
 
