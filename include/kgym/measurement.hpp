@@ -63,11 +63,11 @@ struct CaseRecord {
   /// Of `mismatches`, those the float64 cross-check does not cover (the reference, the output or
   /// the float64 reference not finite there; all of them when it did not run). The float64 rule
   /// (an output within atol of float64 is correct) needs 0 here: -1 when the reference did not
-  /// say (red team rt16: NaN where the reference had NaN replaced by 0 passed under that rule).
+  /// say (else NaN where the reference has NaN, replaced by 0, would pass under that rule).
   std::int64_t mismatches_outside_fp64 = -1;
   /// Over the outputs, the largest float64 error divided by that output's own scaled atol (the
-  /// float64 rule needs <= 1); -1 when not reported. One atol for all outputs let a wrong softmax
-  /// beside a larger output pass (red team rt17).
+  /// float64 rule needs <= 1); -1 when not reported. One atol for all outputs would let a wrong
+  /// softmax beside a larger output pass.
   double fp64_atol_ratio = -1;
   std::vector<std::int64_t> first_mismatch_index;  ///< multi-index of the first mismatch
   bool reference_finite = true;     ///< the reference output itself has no NaN/Inf

@@ -41,7 +41,7 @@ std::string unknown_option_message(CLI::App& app, const std::vector<std::string>
   for (const CLI::App* a = cmd; a != nullptr && a != &app; a = a->get_parent()) where = " " + a->get_name() + where;
   where = "kgym" + where;
   for (const std::string& arg : extras) {
-    if (arg.empty() || arg[0] != '-') {  // a path where an option was meant (fresh-user run, session 16)
+    if (arg.empty() || arg[0] != '-') {  // a path where an option was meant: name the option
       const bool takes_candidates = cmd->get_option_no_throw("--candidates") != nullptr;
       return "kgym: error: unexpected argument '" + arg + "' for '" + where + "'" +
              (takes_candidates ? ": give candidates as --candidates " + arg : "") + " (" + where + " --help)\n";

@@ -148,8 +148,8 @@ void run_eval(EvalArgs& a) {
   const policy::Profile profile = parse_profile(a.profile.empty() ? "strict" : a.profile);
 
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a verdict then
-  // takes minutes and most of a small machine's memory with nothing on screen (fresh-user run,
-  // session 16). A size constant of 65536 or more in a selected task's source says so.
+  // takes minutes and most of a small machine's memory with nothing on screen, so a newcomer must
+  // be told. A size constant of 65536 or more in a selected task's source says so.
   if (a.device == "cpu" && a.scale == 1.0 && !a.quiet && !builtin) {
     for (const auto& e : evals)
       if (has_full_size_inputs(e.task)) {
@@ -186,8 +186,8 @@ void run_eval(EvalArgs& a) {
       }
     }
   }
-  // --out's folder must take a new file before the workers start (they take seconds to minutes;
-  // fresh-user run, session 16: `--out /proc/x.jsonl` failed only after them). A probe file is
+  // --out's folder must take a new file before the workers start (they take seconds to minutes,
+  // and an unwritable --out such as `/proc/x.jsonl` must not fail only after them). A probe file is
   // made and removed; --out itself is opened (and, without --resume, truncated) only once the
   // device works.
   {
@@ -264,8 +264,8 @@ void run_eval(EvalArgs& a) {
   };
   if (!a.run_dir.empty()) run::update_manifest(a.run_dir, manifest_patch(0, false, nullptr));
   // A run directory holds its candidates as rows (run.hpp), so that it can be re-judged anywhere
-  // (`--candidates RUN`) whatever they came from: files, a folder, a .jsonl (fresh-user run,
-  // session 16: an `eval --run-dir` run could not be re-judged). Written atomically, and only
+  // (`--candidates RUN`) whatever they came from: files, a folder, a .jsonl (else an
+  // `eval --run-dir` run of files could not be re-judged). Written atomically, and only
   // where the run has none: a run's own rows (kgym generate's) are never replaced.
   if (!a.run_dir.empty()) {
     const fs::path rows = fs::path(a.run_dir) / run::kCandidates;
@@ -293,9 +293,9 @@ void run_eval(EvalArgs& a) {
   std::vector<Evaluation> todo;
   std::vector<Verdict> kept_verdicts;  // --resume: this selection's verdicts already in --out
   // A kept verdict is out of date when its provenance names another candidate source, task
-  // source, policy profile, scale or device than this run's (fresh-user run, session 17: an
-  // edited kernel kept its old verdict, and an --profile off file resumed under strict kept
-  // plain-PyTorch candidates as passed). It is judged again; the new line is appended after it.
+  // source, policy profile, scale or device than this run's (else an edited kernel would keep its
+  // old verdict, and an --profile off file resumed under strict would keep plain-PyTorch
+  // candidates as passed). It is judged again; the new line is appended after it.
   std::size_t stale = 0;
   auto out_of_date = [&](const nlohmann::json& j, const Evaluation& e) {
     const nlohmann::json p = j.value("provenance", nlohmann::json::object());
@@ -334,7 +334,7 @@ void run_eval(EvalArgs& a) {
   opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
   // Before --out is opened: an unusable device fails with a clear message and leaves no empty
   // (or, without --resume, truncated) verdict file behind. A resumed run with nothing left to judge
-  // starts no workers (fresh-user run, session 17: it waited for them, on a GPU for seconds).
+  // starts no workers (they take seconds to start on a GPU).
   std::optional<Engine> engine;
   if (!todo.empty()) {
     std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());

@@ -173,8 +173,8 @@ void run_serve(const ServeArgs& a) {
   config.eval.n_cases = a.n_cases;
   config.eval.scale = a.scale;
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a turn then takes
-  // minutes and may run out of memory (fresh-user run, session 18: an honest ReLU's turn ended
-  // in runtime_error after 119 s). As in eval: a size constant of 65536 or more says so.
+  // minutes and may run out of memory (an honest ReLU's turn can end in runtime_error after
+  // two minutes). As in eval: a size constant of 65536 or more says so.
   if (!queue && a.evaluator == "engine" && a.scale == 1.0 &&
       std::any_of(devices.begin(), devices.end(), [](const auto& d) { return d.name == "cpu"; })) {
     const auto large = std::count_if(suite.tasks.begin(), suite.tasks.end(), has_full_size_inputs);
