@@ -49,7 +49,6 @@ void Analysis::forward_call_site(TSNode n, const std::string& cls) {
   TSNode fn = field(n, "function");
   if (!valid(fn)) return;
   if (type(fn) != "identifier" && type(fn) != "attribute") return;
-
   std::string name = resolve(fn);
   std::string attr = name.substr(name.rfind('.') + 1);
   TSNode obj = type(fn) == "attribute" ? field(fn, "object") : TSNode{};

@@ -1,5 +1,6 @@
 // The policy gate's name lists (data): the Python names, torch ops and C++ identifiers the
-// matchers look for, and the predicates over CPU-library and AOTInductor entry points.
+// matchers look for, and the predicates over CPU-library and AOTInductor entry points. Python
+// names are fully resolved dotted names ("torch.cuda.Stream").
 #include <algorithm>
 #include <cctype>
 
@@ -72,9 +73,6 @@ const Names kNumpyNonCompute = {"float16", "float32", "float64", "bfloat16", "in
                                 "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "random", "linalg", "fft",
                                 // CuPy's own-kernel API (the candidate's code)
                                 "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel"};
-
-// ---------------------------------------------------------------------------------------------
-// Name lists (data). Python names are fully resolved dotted names ("torch.cuda.Stream").
 
 /// torch ops that compute (torch.X, Tensor.X methods, F.X); allocation, views and casts are not here.
 const Names kComputeOps = {
