@@ -132,13 +132,8 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + ")";
 }
 
-}  // namespace
-
-void add_tasks_command(CLI::App& app, int& exit_code) {
-  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show, export (KernelBench format) and audit");
-  tasks->require_subcommand(1);
-
-  // list
+/// `kgym tasks list`: the selected tasks (or, with --families, the registered families), as a table or JSONL.
+void add_tasks_list(CLI::App* tasks, int& exit_code) {
   auto* list = tasks->add_subcommand("list", "List tasks (default: the built-in default suite)");
   auto list_sel = std::make_shared<Selection>();
   auto list_json = std::make_shared<bool>(false);
@@ -180,8 +175,10 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     }
     exit_code = kExitOk;
   });
+}
 
-  // show
+/// `kgym tasks show ID`: one generated task's metadata and sources (--part picks one).
+void add_tasks_show(CLI::App* tasks, int& exit_code) {
   auto* show = tasks->add_subcommand("show", "Show one generated task: metadata and sources");
   auto show_id = std::make_shared<std::string>();
   auto show_what = std::make_shared<std::string>("all");
@@ -209,8 +206,11 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     }
     exit_code = kExitOk;
   });
+}
 
-  // audit
+/// `kgym tasks audit`: the degenerate-task audit of the selected tasks, or with --suite the reference
+/// probe of a KernelBench-format suite.
+void add_tasks_audit(CLI::App* tasks, int& exit_code) {
   auto* aud = tasks->add_subcommand("audit",
                                     "Degenerate-task audit: judge trivial answers (zeros, ones, the input, its mean) and "
                                     "the honest solution of each task with the engine; exit 1 if any task is degenerate "
@@ -246,8 +246,10 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     }
     exit_code = findings ? kExitFindings : kExitOk;
   });
+}
 
-  // export
+/// `kgym tasks export DIR`: the selected tasks as KernelBench-format .py files with a manifest.
+void add_tasks_export(CLI::App* tasks, int& exit_code) {
   auto* exp = tasks->add_subcommand("export", "Write tasks as KernelBench-format .py files");
   auto exp_sel = std::make_shared<Selection>();
   auto exp_dir = std::make_shared<std::string>();
@@ -297,6 +299,17 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     std::fprintf(stderr, "wrote %zu tasks to %s (layout %s)\n", written.size(), exp_dir->c_str(), exp_layout->c_str());
     exit_code = kExitOk;
   });
+}
+
+}  // namespace
+
+void add_tasks_command(CLI::App& app, int& exit_code) {
+  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show, export (KernelBench format) and audit");
+  tasks->require_subcommand(1);
+  add_tasks_list(tasks, exit_code);
+  add_tasks_show(tasks, exit_code);
+  add_tasks_audit(tasks, exit_code);
+  add_tasks_export(tasks, exit_code);
 }
 
 }  // namespace kgym::cli
