@@ -39,7 +39,7 @@ def test_health_metadata_schema(scripted_server):
 
 def test_tasks_list_is_what_serve_serves_by_default():
     """Without --suite, `kgym serve` serves the built-in default suite; `kgym tasks list` lists
-    the same tasks in the same order (a fresh user saw only the generated ones listed)."""
+    the same tasks in the same order."""
     binary = kgym_binary(scripted=True)
     if not binary.exists():
         pytest.skip(f"{binary} is not built")
