@@ -488,8 +488,12 @@ void WallCheck::record() {
     rec->wall_check_calibrations_ms = wall.calibrations;
     rec->wall_check_timed_ms = side.timeds;
     rec->wall_check_ms = per_call * n_wall;
+    // (its pairs beside the candidate's, for the speedup's interval where the floors set it)
+    rec->wall_check_paired_ms = side.differences();
+    rec->wall_check_spread_ms = side.resolution();
   }
-  timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
+  timing.wall_check_spread_ms = wall.resolution();
+  if (gpu) timing.wall_check_paired_ms = wall.differences();
   timing.wall_check_upper_ms = gpu ? 0.0 : wall.upper();
   // CPU: the busy clock when every reading worked: the wall clock without the time the worker
   // waited for a CPU (other processes' load drops out: under ctest -j2 the wall clock gave an

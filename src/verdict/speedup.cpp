@@ -17,10 +17,10 @@ namespace {
 
 
 /// One baseline against the candidate: the timers' speedup (median over median) and its interval
-/// over the interleaved rounds; on the CPU, when both sides went through the same wall check
-/// (paired differences between the same calibrations), the wall check's speedup (each side's
-/// median difference, never below the check's resolution: WallCheckSeries::calls_ms) and its
-/// paired interval.
+/// over the interleaved rounds; when both sides went through the same wall check (paired
+/// differences between the same calibrations: every CPU check, and a GPU check whose baseline's
+/// requests were made), the wall check's speedup (each side's median difference, never below the
+/// check's resolution: WallCheckSeries::calls_ms) and its paired interval.
 struct SideComparison {
   double timer_speedup = 0;
   std::optional<Interval> timer_ci;
@@ -37,7 +37,7 @@ SideComparison compare_side(const TimingRecord& cand, const TimingRecord& base) 
   c.timer_ci = ratio_of_medians_interval(base.times_ms, base.round_calls, cand.times_ms, cand.round_calls);
   const auto& dc = cand.wall_check_paired_ms;
   const auto& db = base.wall_check_paired_ms;
-  if (cand.method == "monotonic_clock" && dc.size() >= 3 && db.size() == dc.size()) {
+  if (cand.method == base.method && dc.size() >= 3 && db.size() == dc.size()) {
     // (the same calibrations, so the same resolution; the larger if they differ)
     const double res = std::max(cand.wall_check_spread_ms, base.wall_check_spread_ms);
     auto med = [](std::vector<double> x) {
@@ -199,7 +199,8 @@ bool runtime_gate(const RuntimeBasis& r, Verdict& v) {
 }
 
 /// The speedup's interval against baseline `b` (docs/timing.md, "Speedup and its interval"): the
-/// timers' interval moved onto the reported speedup, on the CPU widened to the wall check's, and
+/// timers' interval moved onto the reported speedup, widened to the wall check's (the CPU; the GPU
+/// where the candidate is taken by its floor and the baseline went through the same check), and
 /// always holding the speedup itself. A note when it holds 1.0.
 void speedup_interval(const RuntimeBasis& r, const std::optional<TimingRecord>& b, const std::optional<double>& speedup,
                       std::optional<Interval>& ci, const char* name, Verdict& v) {
@@ -211,10 +212,13 @@ void speedup_interval(const RuntimeBasis& r, const std::optional<TimingRecord>& 
   // measured for both sides alike: its lower bound lowers the interval's, its upper bound caps it.
   const double f = *speedup / c.timer_speedup;
   Interval out{c.timer_ci->lo * f, c.timer_ci->hi * f};
-  if (!r.gpu && c.wall_ci) {
+  // GPU: only where the candidate's runtime is its floor (then the floors set the speedup, and
+  // their noise, 10 to 40% a request on an H100 at x0.1, is what the interval must hold).
+  const bool by_floor = !r.gpu || (r.cand_floor > 0 && r.cand_floor >= r.net(r.cand.median_ms));
+  if (by_floor && c.wall_ci) {
     // the hull of the two: both estimate the same ratio, and each under-covers when the
-    // machine's load drifts (2 rounds, 6 request pairs); the lower end decides the noise gate
-    // and fast_p, so a claim must clear 1.0 on both clocks
+    // machine's load drifts (2 rounds, 6 request pairs on the CPU; 3 on the GPU); the lower end
+    // decides the noise gate and fast_p, so a claim must clear 1.0 on both clocks
     out.lo = std::min(out.lo, c.wall_ci->lo);
     out.hi = std::max(out.hi, c.wall_ci->hi);
   }
