@@ -518,7 +518,19 @@ class CandidateExecutor:
     def release(self, req, blobs):
         """The outputs exported device to device (``self.exports``) were copied by the reference:
         dropped now (the serve loop clears them when a request starts) and, after the reply, the
-        cached device memory goes back to the driver."""
+        cached device memory goes back to the driver.
+
+        The supervisor sends it last before every stretch in which the reference is timed with
+        this process stopped (the baselines' rounds, the wall check's calibrations and eager's
+        wall requests): so the process's device work ends here. What the dropped objects'
+        finalizers and a collection of garbage queue runs now, and the device-wide sync waits for
+        it. GPU work queued before the stop keeps running while the process is stopped, and a
+        context of its own time-slices the device against the reference's: red team rt38 queued a
+        one-thread spin kernel from weakref finalizers on its kept outputs (dropped in
+        ``wall_output``, or with ``time_calls``' frame), which inflated eager's requests and
+        events timed right after."""
+        protocol.settle()
+        timing.synchronize(self.device)
         return {"ok": True}
 
     def warm_profiler(self, req, blobs):

@@ -615,7 +615,8 @@ class ReferenceWorker:
                     pass
         protocol.settle()
         timing.synchronize(self.device)
-        return {"ok": True}
+        waited = timing.wait_device_quiet(self.device)  # (another context's queued work: rt38)
+        return {"ok": True, "quiet_wait_ms": waited} if waited else {"ok": True}
 
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
@@ -633,7 +634,11 @@ class ReferenceWorker:
         spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             seeds = [int(x) for x in req["seeds"]]
+            # (the candidate is stopped, but GPU work it queued before may still run: rt38)
+            waited = timing.wait_device_quiet(self.device)
             rec, _ = timing.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
+            if waited:
+                rec["quiet_wait_ms"] = waited
             if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.
