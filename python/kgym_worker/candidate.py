@@ -93,7 +93,7 @@ class CandidateExecutor:
         self.other_tasks = {}  # size changes (JSON) -> task module with those sizes
         self.calls = 0
         self.fingerprints = _harness_fingerprints()
-        self.threads_at_start = {t.ident for t in threading.enumerate()}
+        self.threads_at_start = {t.ident for t in threading.enumerate()} | set(sys._current_frames())
         self.flags = integrity.precision_flags()
         # Outputs sent device to device (devicecopy): the exported tensors stay alive here until
         # the next request starts, by when the reference has copied them. None: the host path.
@@ -190,8 +190,14 @@ class CandidateExecutor:
         return rec
 
     def _stray_threads(self) -> list:
-        """Names of live Python threads that were not alive when this worker started (sorted)."""
-        return sorted(t.name for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start)
+        """Names of live Python threads that were not alive when this worker started (sorted): those
+        ``threading`` knows and those it does not (``_thread.start_new_thread``: no Thread object,
+        so ``threading.enumerate`` leaves it out, but it runs Python and has a frame; red team rt38d
+        started one at import that queued GPU work right after the worker's last request)."""
+        live = {t.ident: t.name for t in threading.enumerate() if t.is_alive()}
+        for ident in sys._current_frames():
+            live.setdefault(ident, f"a raw thread {ident} (not a threading.Thread)")
+        return sorted(name for ident, name in live.items() if ident not in self.threads_at_start)
 
     def _call(self, inputs, first: bool):
         """One observed call: census before/after, device sync, identity check after.
