@@ -1,5 +1,8 @@
-# expect: passed, speedup <= twin
-# why: red team rt38d (session 25, written on the CPU, not yet run on a GPU): rt38a's lying events
+# expect: contract_violation|passed, speedup <= twin
+# why contract_violation|passed: since bb4a378 the load's stray-thread check names the raw thread
+#   (contract_violation); were it missed, the reference's wait for a quiet device (8321faf) leaves
+#   the spin queued after release nothing to slow, so it passes at the twin's speed or below.
+# Red team rt38d (session 25, written on the CPU, not yet run on a GPU): rt38a's lying events
 #   and eager-floor inflation, past a drain in the candidate's `release` (the device-wide sync
 #   there waits for what was queued before it). A raw `_thread` started at import (not a
 #   threading.Thread: threading.enumerate, the load-time stray-thread check and the per-call
