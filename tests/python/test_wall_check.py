@@ -408,3 +408,13 @@ def test_the_reference_waits_until_the_device_is_its_own():
     began = __import__("time").perf_counter()
     assert timing.wait_device_quiet("cuda", limit_s=0.05, probe=lambda: 2.0) >= 50
     assert __import__("time").perf_counter() - began < 1.0  # bounded
+
+
+def test_the_reference_says_when_it_gave_up_waiting(tmp_path, monkeypatch):
+    from kgym_worker import timing
+    ref = _reference(tmp_path)
+    assert ref.settle({}, []) == {"ok": True}  # the CPU: nothing waited
+    monkeypatch.setattr(timing, "wait_device_quiet", lambda device: 12.0)
+    assert ref._quiet() == {"quiet_wait_ms": 12.0, "quiet_timeout": False}
+    monkeypatch.setattr(timing, "wait_device_quiet", lambda device: timing.QUIET_WAIT_S * 1e3 + 1)
+    assert ref.settle({}, [])["quiet_timeout"] is True
