@@ -12,6 +12,8 @@
 #   reaches) and the candidate's paired differences each hold a calibration after a spin (before:
 #   least timed minus least calibration, c0 clean). Passing above the twin is the hole.
 # The correct ReLU in every call; a machine without torch.cuda._sleep just computes it.
+# Since 8321faf the candidate's release (its last request before eager's) collects and syncs, so
+#   the spin ends there, untimed; and the reference waits for a quiet device before each settle.
 import os
 import sys
 import time

@@ -6,6 +6,7 @@
 #   are time-sliced against it. Bounded by the event-ratio cap (its events are honest), so it may
 #   gain at most up to eager's event ratio: above the twin only where the twin's floors read below
 #   its event ratio (a small, host-bound ReLU: both sides taken by their floors).
+# Since 8321faf the spin ends in the candidate's release (collected and synced there, untimed).
 import os
 import sys
 import time

@@ -9,6 +9,8 @@
 #   time-sliced against it, so eager's event time (not a floor: the event-ratio cap is then the
 #   inflated ratio) grows. docs/timing.md assumes GPU work queued before the pause is seen by the
 #   candidate's own trace; the trace is another phase, where this candidate queues nothing.
+# Since 8321faf the spin ends in the candidate's release (synced there, untimed) and the reference
+#   waits for a quiet device before each baseline round.
 import os
 import sys
 import time
