@@ -159,6 +159,9 @@ bool Round::time_baselines(int calls, bool with_spot) {
       r = t.engine.ask_reference(req, {}, t.eo.timeouts.reference_s, t.m);
     }
     if (!r) return false;
+    if (auto f = quiet_device_finding(r->header.value("timing", nlohmann::json()), "a baseline's timing round",
+                                      &t.m.phase_ms["quiet_wait"]))
+      add_unique(t.gpu_holders, {*f});
     if (std::string(kind) == "eager" && with_spot && !spot.is_null() && round_calls > 0)
       read_spot(r->header.at("timing"));
     TimingRecord b;

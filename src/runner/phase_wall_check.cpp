@@ -172,10 +172,12 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   m.phase_ms["wall_check/pause"] += TimingRun::ms_since(pause_began);
   // (CPU: with the output arena its calibration copies into, as the candidate's.)
   const auto settle_began = clock::now();
-  if (!engine.ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
-                            eo.timeouts.reference_s, m))
-    return false;
+  const auto settled = engine.ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
+                                            eo.timeouts.reference_s, m);
+  if (!settled) return false;
   m.phase_ms["wall_check/settle"] += TimingRun::ms_since(settle_began);
+  if (auto f = quiet_device_finding(settled->header, "a wall-check calibration", &m.phase_ms["wall_check/quiet_wait"]))
+    add_unique(t.gpu_holders, {*f});
   // The same messages as the candidate's timed request (issue 33): its header carries the
   // shared inputs' layout and its reply the N commitments, and the supervisor's clock holds
   // their encoding, sending and parsing on both ends (about 0.7 ms for 100 calls on the
@@ -297,9 +299,12 @@ bool WallCheck::time_gpu_baselines(const bool (&which)[2]) {
   t.note_gpu_holders();
   // (untimed, as before a calibration: no collection pending in the reference, its device idle,
   // the N outputs' blocks reserved)
-  if (!engine.ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
-                            eo.timeouts.reference_s, m))
-    return false;
+  const auto settled = engine.ask_reference({{"op", "settle"}, {"reserve_n", n_wall}, {"reserve_bytes", out_bytes}}, {},
+                                            eo.timeouts.reference_s, m);
+  if (!settled) return false;
+  if (auto f = quiet_device_finding(settled->header, "the baselines' wall-check requests",
+                                    &m.phase_ms["wall_check/quiet_wait"]))
+    add_unique(t.gpu_holders, {*f});
   for (int b = 0; b < 2; ++b) {
     if (!which[b] || baseline_wall_missing[b]) continue;
     const auto tb = clock::now();
