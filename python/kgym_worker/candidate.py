@@ -93,7 +93,7 @@ class CandidateExecutor:
         self.other_tasks = {}  # size changes (JSON) -> task module with those sizes
         self.calls = 0
         self.fingerprints = _harness_fingerprints()
-        self.threads_at_start = {t.ident for t in threading.enumerate()}
+        self.threads_at_start = {t.ident for t in threading.enumerate()} | set(sys._current_frames())
         self.flags = integrity.precision_flags()
         # Outputs sent device to device (devicecopy): the exported tensors stay alive here until
         # the next request starts, by when the reference has copied them. None: the host path.
@@ -190,8 +190,14 @@ class CandidateExecutor:
         return rec
 
     def _stray_threads(self) -> list:
-        """Names of live Python threads that were not alive when this worker started (sorted)."""
-        return sorted(t.name for t in threading.enumerate() if t.is_alive() and t.ident not in self.threads_at_start)
+        """Names of live Python threads that were not alive when this worker started (sorted): those
+        ``threading`` knows and those it does not (``_thread.start_new_thread``: no Thread object,
+        so ``threading.enumerate`` leaves it out, but it runs Python and has a frame; red team rt38d
+        started one at import that queued GPU work right after the worker's last request)."""
+        live = {t.ident: t.name for t in threading.enumerate() if t.is_alive()}
+        for ident in sys._current_frames():
+            live.setdefault(ident, f"a raw thread {ident} (not a threading.Thread)")
+        return sorted(name for ident, name in live.items() if ident not in self.threads_at_start)
 
     def _call(self, inputs, first: bool):
         """One observed call: census before/after, device sync, identity check after.
@@ -518,7 +524,19 @@ class CandidateExecutor:
     def release(self, req, blobs):
         """The outputs exported device to device (``self.exports``) were copied by the reference:
         dropped now (the serve loop clears them when a request starts) and, after the reply, the
-        cached device memory goes back to the driver."""
+        cached device memory goes back to the driver.
+
+        The supervisor sends it last before every stretch in which the reference is timed with
+        this process stopped (the baselines' rounds, the wall check's calibrations and eager's
+        wall requests): so the process's device work ends here. What the dropped objects'
+        finalizers and a collection of garbage queue runs now, and the device-wide sync waits for
+        it. GPU work queued before the stop keeps running while the process is stopped, and a
+        context of its own time-slices the device against the reference's: red team rt38 queued a
+        one-thread spin kernel from weakref finalizers on its kept outputs (dropped in
+        ``wall_output``, or with ``time_calls``' frame), which inflated eager's requests and
+        events timed right after."""
+        protocol.settle()
+        timing.synchronize(self.device)
         return {"ok": True}
 
     def warm_profiler(self, req, blobs):

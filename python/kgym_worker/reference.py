@@ -615,7 +615,17 @@ class ReferenceWorker:
                     pass
         protocol.settle()
         timing.synchronize(self.device)
-        return {"ok": True}
+        return {"ok": True, **self._quiet()}
+
+    def _quiet(self) -> dict:
+        """GPU: waits until the device runs no other context's work (timing.wait_device_quiet: the
+        candidate is stopped, but GPU work it queued may still run; red team rt38); what the
+        supervisor reads of it (runner::quiet_device_finding): the ms waited, and whether the wait
+        gave up."""
+        waited = timing.wait_device_quiet(self.device)
+        if not waited:
+            return {}
+        return {"quiet_wait_ms": waited, "quiet_timeout": waited >= timing.QUIET_WAIT_S * 1e3}
 
     def time(self, req, blobs):
         """Times the eager or torch.compile reference with the candidate's method, on the same
@@ -633,7 +643,9 @@ class ReferenceWorker:
         spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             seeds = [int(x) for x in req["seeds"]]
+            quiet = self._quiet()  # (the candidate is stopped; GPU work it queued may still run)
             rec, _ = timing.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
+            rec.update(quiet)
             if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
                 # calls on fresh inputs, so that a host-bound baseline is measured as one too.

@@ -23,6 +23,53 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
+# The device is taken as shared with another context while a round trip of a one-element kernel
+# (launch, device sync) takes longer than this: alone it is tens of microseconds (not yet measured
+# here: red team rt38 was written on the CPU); behind another context's running kernel it waits
+# for a time slice. Each of the QUIET_PROBES round trips follows a pause
+# of QUIET_GAP_S, longer than a time slice, so that one landing in the reference's own slice (the
+# next right after it would too) cannot pass for a quiet device: every one of them must be fast.
+QUIET_ROUND_TRIP_MS = 0.25  # (a slow host only makes it wait longer: never a wrong figure)
+QUIET_PROBES = 3
+QUIET_GAP_S = 0.002
+QUIET_WAIT_S = 3.0  # the longest wait for the device to be the reference's alone
+
+
+def wait_device_quiet(device: str, limit_s: float = QUIET_WAIT_S, probe=None) -> float:
+    """Reference worker, GPU: waits until the device runs no other context's work, at most
+    ``limit_s``; returns the ms waited (0 when it was quiet at once, or on the CPU). The candidate's
+    processes are stopped while the reference is timed, but GPU work they queued before keeps
+    running and time-slices the device against the reference: red team rt38 queued a spin kernel
+    from a finalizer, and from a raw thread right after its last request, and eager's requests
+    and event windows grew. Stopped, nothing can queue more, so the wait ends once that work is
+    done. ``probe`` (tests): one round trip's ms."""
+    if not device.startswith("cuda"):
+        return 0.0
+    if probe is None:
+        one = torch.zeros(1, device=device)
+
+        def probe():
+            t0 = time.perf_counter()
+            one.add_(0)
+            torch.cuda.synchronize()
+            return (time.perf_counter() - t0) * 1e3
+
+    def busy() -> bool:
+        for _ in range(QUIET_PROBES):
+            time.sleep(QUIET_GAP_S)
+            if probe() > QUIET_ROUND_TRIP_MS:
+                return True
+        return False
+
+    began = time.perf_counter()
+    waited = False
+    while busy():
+        waited = True
+        if time.perf_counter() - began > limit_s:
+            break
+    return (time.perf_counter() - began) * 1e3 if waited else 0.0
+
+
 def l2_bytes(device: str) -> int:
     props = torch.cuda.get_device_properties(torch.device(device))
     return int(getattr(props, "L2_cache_size", 0) or 0) or (64 << 20)

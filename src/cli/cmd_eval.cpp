@@ -61,8 +61,9 @@ std::string short_line(const Verdict& v) {
   return s;
 }
 
-void run_eval(EvalArgs& a) {
-  const fs::path root = install_root();
+/// No --suite and no --candidates: the built-in default (examples/suite x examples/candidates,
+/// profile off unless given). Returns whether it applies.
+bool use_builtin_default(EvalArgs& a, const fs::path& root) {
   const bool builtin = a.suite.empty() && a.candidates.empty();
   if (builtin) {
     a.suite = (root / "examples" / "suite").string();
@@ -74,8 +75,13 @@ void run_eval(EvalArgs& a) {
                          "policy profile is '%s' (--profile strict rejects them)\n",
                  (root / "examples").c_str(), a.profile.c_str());
   }
-  // A run directory (kgym generate's output) as candidates: judge RUN/candidates.jsonl, write
-  // the verdicts, the SQLite store and the manifest into the run.
+  return builtin;
+}
+
+/// A run directory (kgym generate's output) as candidates: judge RUN/candidates.jsonl, write
+/// the verdicts, the SQLite store and the manifest into the run. Then --out defaults into
+/// --run-dir, and --candidates is required.
+void resolve_run_dir(EvalArgs& a) {
   if (!a.candidates.empty() && run::is_run_dir(a.candidates)) {
     if (a.run_dir.empty()) a.run_dir = a.candidates;
     a.candidates = (fs::path(a.candidates) / run::kCandidates).string();
@@ -85,6 +91,10 @@ void run_eval(EvalArgs& a) {
   if (!a.run_dir.empty() && a.out.empty()) a.out = (fs::path(a.run_dir) / run::kVerdicts).string();
   if (a.candidates.empty())
     throw Error(ErrorKind::usage, "--candidates is required (a directory of <task>.py files, one such file, or a .jsonl file)");
+}
+
+/// The suite (--suite), required where candidate files are matched to tasks by name.
+std::optional<Suite> load_selected_suite(const EvalArgs& a) {
   std::optional<Suite> suite;
   if (!a.suite.empty()) {
     suite = load_suite(a.suite);
@@ -92,54 +102,65 @@ void run_eval(EvalArgs& a) {
     throw Error(ErrorKind::usage, "--suite DIR is required to match candidate files to tasks "
                                   "(e.g. --suite ../shared/data/kernelbench)");
   }
-  // The built-in default also holds the generated default suite (a few tasks per family) with
-  // honest solutions: --tasks selects among both.
-  std::vector<Evaluation> generated;
-  if (builtin) generated = taskgen::default_suite_evaluations();
-  if (!a.tasks.empty() && suite) {  // fails early on a pattern matching nothing
-    if (!builtin) {
-      select_tasks(*suite, a.tasks);
-    } else {
-      for (const auto& p : a.tasks) {
-        const bool in_examples = std::any_of(suite->tasks.begin(), suite->tasks.end(),
-                                             [&](const Task& t) { return task_matches(t, p); });
-        const bool in_generated = std::any_of(generated.begin(), generated.end(),
-                                              [&](const Evaluation& e) { return task_matches(e.task, p); });
-        if (!in_examples && !in_generated)
-          throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task of the built-in default: "
-                                        "the examples in " + suite->root.string() +
-                                        " (ids look like L1/19_ReLU; also L1, L1/19, globs) or the generated "
-                                        "suite (ids like " + (generated.empty() ? std::string("gen/...") : generated.front().task.id) +
-                                        "; `kgym tasks list` lists them)");
-      }
-    }
+  return suite;
+}
+
+/// A --tasks pattern that matches no task fails here, before any work (for the built-in
+/// default: no task of the examples nor of the generated suite `generated`).
+void check_task_patterns(const EvalArgs& a, bool builtin, const std::optional<Suite>& suite,
+                         const std::vector<Evaluation>& generated) {
+  if (a.tasks.empty() || !suite) return;
+  if (!builtin) {
+    select_tasks(*suite, a.tasks);
+    return;
   }
+  for (const auto& p : a.tasks) {
+    const bool in_examples = std::any_of(suite->tasks.begin(), suite->tasks.end(),
+                                         [&](const Task& t) { return task_matches(t, p); });
+    const bool in_generated = std::any_of(generated.begin(), generated.end(),
+                                          [&](const Evaluation& e) { return task_matches(e.task, p); });
+    if (!in_examples && !in_generated)
+      throw Error(ErrorKind::input, "--tasks pattern '" + p + "' matches no task of the built-in default: "
+                                    "the examples in " + suite->root.string() +
+                                    " (ids look like L1/19_ReLU; also L1, L1/19, globs) or the generated "
+                                    "suite (ids like " + (generated.empty() ? std::string("gen/...") : generated.front().task.id) +
+                                    "; `kgym tasks list` lists them)");
+  }
+}
+
+/// The (task, candidate) pairs to judge: the candidates of the selected tasks, then the selected
+/// generated ones. None is an input error that names the file names looked for.
+std::vector<Evaluation> select_evaluations(const EvalArgs& a, const std::optional<Suite>& suite,
+                                           std::vector<Evaluation>& generated) {
   std::vector<Evaluation> evals = load_evaluations(a.candidates, suite ? &*suite : nullptr, a.tasks);
   for (auto& e : generated)
     if (a.tasks.empty() || std::any_of(a.tasks.begin(), a.tasks.end(),
                                        [&](const std::string& p) { return task_matches(e.task, p); }))
       evals.push_back(std::move(e));
-  if (evals.empty()) {
-    // Name what was looked for: the selected tasks' file names (a fresh user's --tasks L1/23
-    // with only 19_ReLU.py in the folder got a message naming neither).
-    std::string wanted;
-    int shown = 0, total = 0;
-    if (suite)
-      for (const auto& t : suite->tasks) {
-        if (!a.tasks.empty() && std::none_of(a.tasks.begin(), a.tasks.end(),
-                                             [&](const std::string& p) { return task_matches(t, p); }))
-          continue;
-        ++total;
-        if (shown++ < 4) wanted += (wanted.empty() ? "" : ", ") + task_stem(t.id) + ".py";
-      }
-    if (total > shown) wanted += ", ... (" + std::to_string(total) + " tasks)";
-    throw Error(ErrorKind::input,
-                "no candidate in " + a.candidates + " matches the selected tasks" +
-                    (wanted.empty() ? std::string()
-                                    : ": a folder of candidates needs files named like the tasks (" + wanted +
-                                          ", or <task stem>/<name>.py); a .jsonl file needs rows with their task ids"));
-  }
-  // The typed options, parsed once here, before any work.
+  if (!evals.empty()) return evals;
+  // Name what was looked for: the selected tasks' file names (a --tasks L1/23 with only
+  // 19_ReLU.py in the folder would otherwise get a message naming neither).
+  std::string wanted;
+  int shown = 0, total = 0;
+  if (suite)
+    for (const auto& t : suite->tasks) {
+      if (!a.tasks.empty() && std::none_of(a.tasks.begin(), a.tasks.end(),
+                                           [&](const std::string& p) { return task_matches(t, p); }))
+        continue;
+      ++total;
+      if (shown++ < 4) wanted += (wanted.empty() ? "" : ", ") + task_stem(t.id) + ".py";
+    }
+  if (total > shown) wanted += ", ... (" + std::to_string(total) + " tasks)";
+  throw Error(ErrorKind::input,
+              "no candidate in " + a.candidates + " matches the selected tasks" +
+                  (wanted.empty() ? std::string()
+                                  : ": a folder of candidates needs files named like the tasks (" + wanted +
+                                        ", or <task stem>/<name>.py); a .jsonl file needs rows with their task ids"));
+}
+
+/// The typed options (reward, profile, cases, scale, timing, baselines, tolerance) into a.eval,
+/// parsed once, before any work; a note for full-size KernelBench inputs on the CPU.
+void set_eval_options(EvalArgs& a, const std::vector<Evaluation>& evals, bool builtin) {
   const RewardName reward = parse_reward(a.reward);
   if (reward.needs_roofline_floor())
     throw Error(ErrorKind::usage, "--reward " + a.reward + " needs each task's roofline floor, which kgym eval does not "
@@ -148,8 +169,8 @@ void run_eval(EvalArgs& a) {
   const policy::Profile profile = parse_profile(a.profile.empty() ? "strict" : a.profile);
 
   // Full-size KernelBench on the CPU: level-1 inputs reach several GB each, and a verdict then
-  // takes minutes and most of a small machine's memory with nothing on screen, so a newcomer must
-  // be told. A size constant of 65536 or more in a selected task's source says so.
+  // takes minutes and most of a small machine's memory with nothing on screen. A size constant
+  // of 65536 or more in a selected task's source says so.
   if (a.device == "cpu" && a.scale == 1.0 && !a.quiet && !builtin) {
     for (const auto& e : evals)
       if (has_full_size_inputs(e.task)) {
@@ -167,70 +188,83 @@ void run_eval(EvalArgs& a) {
   eo.time_candidate = !a.no_timing;
   eo.compile_baseline = a.compile_baseline || (a.device != "cpu" && !a.no_compile_baseline);
   if (a.atol || a.rtol) eo.tolerance = Tolerance{a.atol.value_or(1e-4), a.rtol.value_or(1e-4)};
+}
 
-  // Output: verdicts are appended and flushed one by one, so an interrupted run keeps them.
-  std::set<std::pair<std::string, std::string>> done;
-  std::map<std::pair<std::string, std::string>, nlohmann::json> kept;  // --resume: for the summary
-  if (a.out.empty()) a.out = "kgym-verdicts.jsonl";
-  if (a.resume && fs::exists(a.out)) {
-    std::ifstream in(a.out);
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        auto j = nlohmann::json::parse(line);
-        std::pair<std::string, std::string> key{j.value("task_id", ""), j.value("candidate_id", "")};
-        done.insert(key);
-        kept[key] = std::move(j);
-      } catch (const nlohmann::json::exception&) {
-        // a torn last line from an interrupted run: it is re-evaluated
-      }
+using PairKey = std::pair<std::string, std::string>;  ///< (task id, candidate id)
+
+/// --resume: the verdicts already in --out, by (task, candidate). A torn last line from an
+/// interrupted run is left out (it is judged again).
+std::map<PairKey, nlohmann::json> read_kept_verdicts(const EvalArgs& a) {
+  std::map<PairKey, nlohmann::json> kept;
+  if (!a.resume || !fs::exists(a.out)) return kept;
+  std::ifstream in(a.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    try {
+      auto j = nlohmann::json::parse(line);
+      PairKey key{j.value("task_id", ""), j.value("candidate_id", "")};
+      kept[key] = std::move(j);
+    } catch (const nlohmann::json::exception&) {
+      // a torn last line from an interrupted run: it is re-evaluated
     }
   }
-  // --out's folder must take a new file before the workers start (they take seconds to minutes,
-  // and an unwritable --out such as `/proc/x.jsonl` must not fail only after them). A probe file is
-  // made and removed; --out itself is opened (and, without --resume, truncated) only once the
-  // device works.
+  return kept;
+}
+
+/// --out's folder must take a new file before the workers start (they take seconds to minutes;
+/// `--out /proc/x.jsonl` would otherwise fail only after them). A probe file is made and
+/// removed; --out itself is opened (and, without --resume, truncated) only once the device works.
+void check_out_writable(const EvalArgs& a) {
+  const fs::path out_path(a.out);
+  const fs::path dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path probe = dir / (".kgym-write-probe-" + std::to_string(::getpid()));
+  bool writable = false;
   {
-    const fs::path out_path(a.out);
-    const fs::path dir = out_path.has_parent_path() ? out_path.parent_path() : fs::path(".");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    const fs::path probe = dir / (".kgym-write-probe-" + std::to_string(::getpid()));
-    bool writable = false;
-    {
-      std::ofstream p(probe, std::ios::trunc);
-      writable = static_cast<bool>(p << "x" << std::flush);
-    }
-    fs::remove(probe, ec);
-    if (writable && fs::exists(out_path)) writable = static_cast<bool>(std::ofstream(out_path, std::ios::app));
-    if (!writable)
-      throw Error(ErrorKind::input, "cannot write --out " + a.out + ": its folder " + dir.string() +
-                                        " does not take new files (permissions, a read-only or special file system, a "
-                                        "full disk); give another path");
+    std::ofstream p(probe, std::ios::trunc);
+    writable = static_cast<bool>(p << "x" << std::flush);
   }
+  fs::remove(probe, ec);
+  if (writable && fs::exists(out_path)) writable = static_cast<bool>(std::ofstream(out_path, std::ios::app));
+  if (!writable)
+    throw Error(ErrorKind::input, "cannot write --out " + a.out + ": its folder " + dir.string() +
+                                      " does not take new files (permissions, a read-only or special file system, a "
+                                      "full disk); give another path");
+}
 
-  // SQLite: RUN/results.sqlite for a run directory and/or a shared --db (run name = the run's
-  // folder name, else the verdicts file's stem).
+/// SQLite: RUN/results.sqlite for a run directory and/or a shared --db (run name = the run's
+/// folder name, else the verdicts file's stem).
+std::vector<std::unique_ptr<ResultStore>> open_stores(const EvalArgs& a) {
   fs::path run_path = fs::absolute(a.run_dir.empty() ? fs::path(a.out) : fs::path(a.run_dir)).lexically_normal();
   if (run_path.filename().empty()) run_path = run_path.parent_path();
   const std::string run_name = a.run_dir.empty() ? run_path.stem().string() : run_path.filename().string();
   std::vector<std::unique_ptr<ResultStore>> stores;
   if (!a.run_dir.empty()) stores.push_back(std::make_unique<ResultStore>(fs::path(a.run_dir) / run::kResults, run_name));
   if (!a.db.empty()) stores.push_back(std::make_unique<ResultStore>(a.db, run_name));
-  const auto eval_started = std::chrono::steady_clock::now();
-  const std::string started_at = run::utc_now();
+  return stores;
+}
 
-  // What the manifest names (taken before the evaluations are moved into the work list).
+/// What the run's manifest says of this evaluation: written when it starts (finished: null) and
+/// completed at the end, so a run killed midway still says what it was judging and how.
+struct EvalManifest {
+  const EvalArgs& a;
   std::set<std::string> task_ids;
   std::string task_hashes;
-  for (const auto& e : evals) {
-    if (task_ids.insert(e.task.id).second) task_hashes += sha256_hex(e.task.source);
-  }
-  const std::size_t candidates_total = evals.size();
+  std::size_t candidates_total = 0;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::string started_at = run::utc_now();
 
-  // The manifest is written when the evaluation starts (finished: null) and completed at the
-  // end, so a run killed midway still says what it was judging and how.
-  auto manifest_patch = [&](std::size_t evaluated, bool finished, nlohmann::json environment) {
+  /// Takes what the manifest names from the evaluations (before they are moved into the work list).
+  EvalManifest(const EvalArgs& args, const std::vector<Evaluation>& evals) : a(args), candidates_total(evals.size()) {
+    for (const auto& e : evals) {
+      if (task_ids.insert(e.task.id).second) task_hashes += sha256_hex(e.task.source);
+    }
+  }
+
+  /// The manifest patch after `evaluated` verdicts; `environment` is the engine's (null before).
+  nlohmann::json patch(std::size_t evaluated, bool finished, nlohmann::json environment) const {
+    const EvalOptions& eo = a.eval;
     nlohmann::json eo_json = {{"cases", eo.n_cases}, {"scale", eo.scale}, {"reward", eo.reward.name()},
                               {"policy_profile", policy::to_string(eo.policy_profile)}, {"timing", eo.time_candidate},
                               {"compile_baseline", eo.compile_baseline}, {"transforms", eo.transforms},
@@ -255,48 +289,58 @@ void run_eval(EvalArgs& a) {
           {"resumed", a.resume},
           {"started", started_at},
           {"finished", finished ? nlohmann::json(run::utc_now()) : nlohmann::json(nullptr)},
-          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - eval_started).count()}}},
+          {"seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()}}},
         {"provenance",
          {{"environment", environment},
           {"kgym_binary_sha256", binary_hash},
           {"candidates_sha256", sha256_hex(read_file(a.candidates))},
           {"tasks_sha256", sha256_hex(task_hashes)}}}};
-  };
-  if (!a.run_dir.empty()) run::update_manifest(a.run_dir, manifest_patch(0, false, nullptr));
-  // A run directory holds its candidates as rows (run.hpp), so that it can be re-judged anywhere
-  // (`--candidates RUN`) whatever they came from: files, a folder, a .jsonl (else an
-  // `eval --run-dir` run of files could not be re-judged). Written atomically, and only
-  // where the run has none: a run's own rows (kgym generate's) are never replaced.
-  if (!a.run_dir.empty()) {
-    const fs::path rows = fs::path(a.run_dir) / run::kCandidates;
-    std::string text;
-    for (const auto& e : evals) {
-      nlohmann::json row = {{"task_id", e.candidate.task_id}, {"candidate_id", e.candidate.id}, {"code", e.candidate.code}};
-      if (e.candidate.ref_code) row["ref_code"] = *e.candidate.ref_code;
-      text += row.dump() + "\n";
-    }
-    std::error_code same_ec;
-    if (!fs::exists(rows)) {
-      const fs::path tmp = rows.string() + ".tmp";
-      {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text;
-        if (!out) throw Error(ErrorKind::input, "cannot write " + tmp.string() + ": check the disk and permissions");
-      }
-      fs::rename(tmp, rows);
-    } else if (!fs::equivalent(rows, a.candidates, same_ec) && read_file(rows) != text && !a.quiet) {
-      std::fprintf(stderr, "kgym eval: note: %s already holds other candidates' rows; they are kept (this run's "
-                           "verdicts are in %s)\n", rows.c_str(), a.out.c_str());
-    }
   }
+};
 
+/// A run directory holds its candidates as rows (run.hpp), so that it can be re-judged anywhere
+/// (`--candidates RUN`) whatever they came from: files, a folder, a .jsonl. Written atomically,
+/// and only where the run has none: a run's own rows (kgym generate's) are never replaced.
+void write_run_candidates(const EvalArgs& a, const std::vector<Evaluation>& evals) {
+  const fs::path rows = fs::path(a.run_dir) / run::kCandidates;
+  std::string text;
+  for (const auto& e : evals) {
+    nlohmann::json row = {{"task_id", e.candidate.task_id}, {"candidate_id", e.candidate.id}, {"code", e.candidate.code}};
+    if (e.candidate.ref_code) row["ref_code"] = *e.candidate.ref_code;
+    text += row.dump() + "\n";
+  }
+  std::error_code same_ec;
+  if (!fs::exists(rows)) {
+    const fs::path tmp = rows.string() + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      out << text;
+      if (!out) throw Error(ErrorKind::input, "cannot write " + tmp.string() + ": check the disk and permissions");
+    }
+    fs::rename(tmp, rows);
+  } else if (!fs::equivalent(rows, a.candidates, same_ec) && read_file(rows) != text && !a.quiet) {
+    std::fprintf(stderr, "kgym eval: note: %s already holds other candidates' rows; they are kept (this run's "
+                         "verdicts are in %s)\n", rows.c_str(), a.out.c_str());
+  }
+}
+
+/// The evaluations split for --resume: those to judge now (`todo`) and this selection's verdicts
+/// already in --out (`kept_verdicts`). A kept verdict is out of date when its provenance names
+/// another candidate source, task source, policy profile, scale or device than this run's (an
+/// edited kernel, or a file judged under another profile); it is judged again (counted in
+/// `stale`) and the new line is appended after it.
+struct ResumeSplit {
   std::vector<Evaluation> todo;
-  std::vector<Verdict> kept_verdicts;  // --resume: this selection's verdicts already in --out
-  // A kept verdict is out of date when its provenance names another candidate source, task
-  // source, policy profile, scale or device than this run's (else an edited kernel would keep its
-  // old verdict, and an --profile off file resumed under strict would keep plain-PyTorch
-  // candidates as passed). It is judged again; the new line is appended after it.
+  std::vector<Verdict> kept_verdicts;
   std::size_t stale = 0;
+};
+
+ResumeSplit split_for_resume(const EvalArgs& a, std::vector<Evaluation>& evals,
+                             const std::map<PairKey, nlohmann::json>& kept) {
+  const EvalOptions& eo = a.eval;
+  std::set<PairKey> done;
+  for (const auto& [key, j] : kept) done.insert(key);
+  ResumeSplit s;
   auto out_of_date = [&](const nlohmann::json& j, const Evaluation& e) {
     const nlohmann::json p = j.value("provenance", nlohmann::json::object());
     auto differs = [&](const char* key, const nlohmann::json& now) { return p.contains(key) && p[key] != now; };
@@ -306,44 +350,26 @@ void run_eval(EvalArgs& a) {
   for (auto& e : evals) {
     if (done.count({e.task.id, e.candidate.id}) && out_of_date(kept.at({e.task.id, e.candidate.id}), e)) {
       done.erase({e.task.id, e.candidate.id});
-      ++stale;
+      ++s.stale;
     }
     if (!done.count({e.task.id, e.candidate.id})) {
-      todo.push_back(std::move(e));
+      s.todo.push_back(std::move(e));
       continue;
     }
     try {
-      kept_verdicts.push_back(kept.at({e.task.id, e.candidate.id}).get<Verdict>());
+      s.kept_verdicts.push_back(kept.at({e.task.id, e.candidate.id}).get<Verdict>());
     } catch (const std::exception&) {
       // a line of another shape: it is kept in the file, not summarised
     }
   }
-  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s\n", todo.size(), a.device.c_str());
-  if (a.resume && candidates_total > todo.size())  // (fresh-user run: "0 candidate(s)" said nothing of why)
-    std::fprintf(stderr, "kgym eval: --resume: %zu already judged in %s, kept and not judged again\n",
-                 candidates_total - todo.size(), a.out.c_str());
-  if (stale > 0)
-    std::fprintf(stderr,
-                 "kgym eval: --resume: %zu verdict(s) in %s are out of date (the candidate's or the task's source, the "
-                 "profile, the scale or the device changed) and are judged again; the new lines are appended\n",
-                 stale, a.out.c_str());
+  return s;
+}
 
-  EngineOptions opts;
-  opts.device = parse_device(a.device);
-  opts.python = a.python;
-  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
-  // Before --out is opened: an unusable device fails with a clear message and leaves no empty
-  // (or, without --resume, truncated) verdict file behind. A resumed run with nothing left to judge
-  // starts no workers (they take seconds to start on a GPU).
-  std::optional<Engine> engine;
-  if (!todo.empty()) {
-    std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());
-    engine.emplace(opts);
-  }
-  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
-  std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
-  if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
-
+/// Judges `todo` on `jobs` threads; each verdict is appended to `out` and flushed at once (an
+/// interrupted run keeps them), added to the stores, and shown as a progress line. The first
+/// error stops the work and is rethrown.
+std::vector<Verdict> judge_all(const EvalArgs& a, Engine* engine, const std::vector<Evaluation>& todo, int jobs,
+                               std::ofstream& out, std::vector<std::unique_ptr<ResultStore>>& stores) {
   std::vector<Verdict> verdicts;
   std::mutex mutex;
   std::atomic<std::size_t> next{0};
@@ -353,7 +379,7 @@ void run_eval(EvalArgs& a) {
       std::size_t i = next++;
       if (i >= todo.size()) return;
       try {
-        Verdict v = engine->evaluate(todo[i].task, todo[i].candidate, eo);
+        Verdict v = engine->evaluate(todo[i].task, todo[i].candidate, a.eval);
         std::lock_guard lock(mutex);
         out << nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         out.flush();
@@ -371,24 +397,17 @@ void run_eval(EvalArgs& a) {
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < std::max(1, std::min<int>(opts.build_jobs, static_cast<int>(todo.size()))); ++t)
+  for (int t = 0; t < std::max(1, std::min<int>(jobs, static_cast<int>(todo.size()))); ++t)
     threads.emplace_back(worker);
   for (auto& t : threads) t.join();
   if (fatal) std::rethrow_exception(fatal);
+  return verdicts;
+}
 
-  if (!a.run_dir.empty() || !stores.empty()) {
-    // Manifest: what was judged, how, where, and how long it took (merged into the run's own).
-    nlohmann::json patch = manifest_patch(verdicts.size(), true, engine ? engine->environment() : nlohmann::json(nullptr));
-    if (!a.run_dir.empty()) {
-      run::update_manifest(a.run_dir, patch);
-      patch = run::read_manifest(a.run_dir);
-    }
-    for (auto& st : stores) st->write_manifest(patch);
-  }
-
+/// The summary covers the whole selection: what was judged now and what --resume kept (a
+/// resumed run's summary of its last few verdicts alone would read as the whole run's).
+void print_summary(const EvalArgs& a, const std::vector<Verdict>& verdicts, std::vector<Verdict>& kept_verdicts) {
   if (!kept_verdicts.empty()) {
-    // The summary covers the whole selection: what was judged now and what --resume kept (the
-    // fresh-user trial read a resumed run's summary of its last few verdicts as the whole run's).
     std::printf("\n(summary of %zu verdicts: %zu judged now, %zu kept from %s)", verdicts.size() + kept_verdicts.size(),
                 verdicts.size(), kept_verdicts.size(), a.out.c_str());
     kept_verdicts.insert(kept_verdicts.end(), verdicts.begin(), verdicts.end());
@@ -397,6 +416,69 @@ void run_eval(EvalArgs& a) {
     std::printf("\n%s", render_summary(summarize(verdicts)).c_str());
   }
   std::printf("verdicts: %s\n", a.out.c_str());
+}
+
+void run_eval(EvalArgs& a) {
+  const bool builtin = use_builtin_default(a, install_root());
+  resolve_run_dir(a);
+  const std::optional<Suite> suite = load_selected_suite(a);
+  // The built-in default also holds the generated default suite (a few tasks per family) with
+  // honest solutions: --tasks selects among both.
+  std::vector<Evaluation> generated;
+  if (builtin) generated = taskgen::default_suite_evaluations();
+  check_task_patterns(a, builtin, suite, generated);
+  std::vector<Evaluation> evals = select_evaluations(a, suite, generated);
+  set_eval_options(a, evals, builtin);
+
+  // Output: verdicts are appended and flushed one by one, so an interrupted run keeps them.
+  if (a.out.empty()) a.out = "kgym-verdicts.jsonl";
+  const std::map<PairKey, nlohmann::json> kept = read_kept_verdicts(a);  // --resume: for the summary
+  check_out_writable(a);
+  std::vector<std::unique_ptr<ResultStore>> stores = open_stores(a);
+  const EvalManifest manifest(a, evals);
+  if (!a.run_dir.empty()) run::update_manifest(a.run_dir, manifest.patch(0, false, nullptr));
+  if (!a.run_dir.empty()) write_run_candidates(a, evals);
+
+  ResumeSplit split = split_for_resume(a, evals, kept);
+  const std::vector<Evaluation>& todo = split.todo;
+  std::fprintf(stderr, "kgym eval: %zu candidate(s) on %s\n", todo.size(), a.device.c_str());
+  if (a.resume && manifest.candidates_total > todo.size())  // ("0 candidate(s)" alone says nothing of why)
+    std::fprintf(stderr, "kgym eval: --resume: %zu already judged in %s, kept and not judged again\n",
+                 manifest.candidates_total - todo.size(), a.out.c_str());
+  if (split.stale > 0)
+    std::fprintf(stderr,
+                 "kgym eval: --resume: %zu verdict(s) in %s are out of date (the candidate's or the task's source, the "
+                 "profile, the scale or the device changed) and are judged again; the new lines are appended\n",
+                 split.stale, a.out.c_str());
+
+  EngineOptions opts;
+  opts.device = parse_device(a.device);
+  opts.python = a.python;
+  opts.build_jobs = a.jobs > 0 ? a.jobs : (a.device == "cpu" ? 1 : 8);
+  // Before --out is opened: an unusable device fails with a clear message and leaves no empty
+  // (or, without --resume, truncated) verdict file behind. A resumed run with nothing left to
+  // judge starts no workers.
+  std::optional<Engine> engine;
+  if (!todo.empty()) {
+    std::fprintf(stderr, "kgym eval: starting workers on %s...\n", a.device.c_str());
+    engine.emplace(opts);
+  }
+  if (fs::path(a.out).has_parent_path()) fs::create_directories(fs::path(a.out).parent_path());
+  std::ofstream out(a.out, a.resume ? std::ios::app : std::ios::trunc);
+  if (!out) throw Error(ErrorKind::input, "cannot write --out " + a.out);
+
+  std::vector<Verdict> verdicts = judge_all(a, engine ? &*engine : nullptr, todo, opts.build_jobs, out, stores);
+
+  if (!a.run_dir.empty() || !stores.empty()) {
+    // Manifest: what was judged, how, where, and how long it took (merged into the run's own).
+    nlohmann::json patch = manifest.patch(verdicts.size(), true, engine ? engine->environment() : nlohmann::json(nullptr));
+    if (!a.run_dir.empty()) {
+      run::update_manifest(a.run_dir, patch);
+      patch = run::read_manifest(a.run_dir);
+    }
+    for (auto& st : stores) st->write_manifest(patch);
+  }
+  print_summary(a, verdicts, split.kept_verdicts);
 }
 
 }  // namespace

@@ -104,10 +104,6 @@ std::vector<Device> parse_devices(const std::string& spec) {
   return out;
 }
 
-namespace {
-
-/// The built-in default suite, as `kgym eval` runs it without --suite: the examples' tasks
-/// (examples/suite, root `suite.root`) and the generated default suite (kgym tasks list).
 Suite builtin_suite() {
   Suite suite = load_suite(install_root() / "examples" / "suite");
   std::set<std::string> ids;
@@ -116,6 +112,8 @@ Suite builtin_suite() {
     if (ids.insert(e.task.id).second) suite.tasks.push_back(std::move(e.task));
   return suite;
 }
+
+namespace {
 
 void run_serve(const ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw Error(ErrorKind::usage, "--port must be 0..65535");

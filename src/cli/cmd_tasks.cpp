@@ -1,9 +1,11 @@
-// `kgym tasks list|show|export`: the generated tasks (src/taskgen). Without a selection the
-// built-in default suite is used; `--family`/`--seeds` select generated tasks by seed range.
+// `kgym tasks list|show|export|audit`: the generated tasks (src/taskgen). Without a selection the
+// generated default suite is used (`list` adds the examples' tasks before it: the built-in default
+// suite that eval runs and serve serves); `--family`/`--seeds` select generated tasks by seed range.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -132,14 +134,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return s + ")";
 }
 
-}  // namespace
-
-void add_tasks_command(CLI::App& app, int& exit_code) {
-  auto* tasks = app.add_subcommand("tasks", "Generated tasks: list, show, export (KernelBench format) and audit");
-  tasks->require_subcommand(1);
-
-  // list
-  auto* list = tasks->add_subcommand("list", "List tasks (default: the built-in default suite)");
+/// `kgym tasks list`: the selected tasks (or, with --families, the registered families), as a table or JSONL.
+void add_tasks_list(CLI::App* tasks, int& exit_code) {
+  auto* list = tasks->add_subcommand("list", "List tasks (default: the built-in default suite, as eval runs it and serve serves it: the examples' tasks and the generated default suite)");
   auto list_sel = std::make_shared<Selection>();
   auto list_json = std::make_shared<bool>(false);
   auto list_families = std::make_shared<bool>(false);
@@ -167,21 +164,46 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
       return;
     }
     auto selected = select(*list_sel);
+    // Without --family/--seeds: the built-in default suite, the tasks `kgym eval` runs and `kgym
+    // serve` serves without --suite: the examples' tasks (examples/suite; they have no split, so
+    // --split leaves them out), then the generated default suite.
+    std::vector<Task> examples;
+    std::string examples_root;
+    if (list_sel->families.empty() && list_sel->seeds.empty() && list_sel->split.empty()) {
+      Suite builtin = builtin_suite();
+      std::set<std::string> generated;
+      for (const auto& t : tg::default_suite()) generated.insert(t.task.id);
+      for (auto& t : builtin.tasks)
+        if (!generated.count(t.id)) examples.push_back(std::move(t));
+      examples_root = builtin.root.string();
+    }
     if (*list_json) {
+      for (const auto& t : examples)
+        std::cout << nlohmann::json{{"id", t.id}, {"example", true}, {"level", t.level}, {"origin", t.origin}}.dump()
+                  << "\n";
       for (const auto& t : selected) std::cout << tg::to_json(t).dump() << "\n";
     } else {
       std::cout << fmt::format("{:<34} {:<18} {:<9} {:<8} {:<8} {:<22} {:>12} {:>12}\n", "id", "op", "split", "variant",
                                "dtype", "output shape", "bytes", "flops");
+      for (const auto& t : examples)
+        std::cout << fmt::format("{:<34} {:<18} {:<9} {:<8} {:<8} {:<22} {:>12} {:>12}\n", t.id, "(example)", "-", "-",
+                                 "-", "-", "-", "-");
       for (const auto& t : selected)
         std::cout << fmt::format("{:<34} {:<18} {:<9} {:<8} {:<8} {:<22} {:>12.4g} {:>12.4g}\n", t.task.id, t.op,
                                  tg::to_string(t.split), tg::to_string(t.variant), t.dtype, shape_text(t.output.shape),
                                  t.cost.bytes, t.cost.flops);
-      std::cout << selected.size() << " tasks\n";
+      if (examples.empty())
+        std::cout << selected.size() << " tasks\n";
+      else
+        std::cout << fmt::format("{} tasks: {} examples ({}) and {} generated\n", examples.size() + selected.size(),
+                                 examples.size(), examples_root, selected.size());
     }
     exit_code = kExitOk;
   });
+}
 
-  // show
+/// `kgym tasks show ID`: one generated task's metadata and sources (--part picks one).
+void add_tasks_show(CLI::App* tasks, int& exit_code) {
   auto* show = tasks->add_subcommand("show", "Show one generated task: metadata and sources");
   auto show_id = std::make_shared<std::string>();
   auto show_what = std::make_shared<std::string>("all");
@@ -209,8 +231,11 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     }
     exit_code = kExitOk;
   });
+}
 
-  // audit
+/// `kgym tasks audit`: the degenerate-task audit of the selected tasks, or with --suite the reference
+/// probe of a KernelBench-format suite.
+void add_tasks_audit(CLI::App* tasks, int& exit_code) {
   auto* aud = tasks->add_subcommand("audit",
                                     "Degenerate-task audit: judge trivial answers (zeros, ones, the input, its mean) and "
                                     "the honest solution of each task with the engine; exit 1 if any task is degenerate "
@@ -246,8 +271,10 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     }
     exit_code = findings ? kExitFindings : kExitOk;
   });
+}
 
-  // export
+/// `kgym tasks export DIR`: the selected tasks as KernelBench-format .py files with a manifest.
+void add_tasks_export(CLI::App* tasks, int& exit_code) {
   auto* exp = tasks->add_subcommand("export", "Write tasks as KernelBench-format .py files");
   auto exp_sel = std::make_shared<Selection>();
   auto exp_dir = std::make_shared<std::string>();
@@ -297,6 +324,17 @@ void add_tasks_command(CLI::App& app, int& exit_code) {
     std::fprintf(stderr, "wrote %zu tasks to %s (layout %s)\n", written.size(), exp_dir->c_str(), exp_layout->c_str());
     exit_code = kExitOk;
   });
+}
+
+}  // namespace
+
+void add_tasks_command(CLI::App& app, int& exit_code) {
+  auto* tasks = app.add_subcommand("tasks", "Tasks: list (the built-in default suite, or generated tasks), show, export (KernelBench format) and audit");
+  tasks->require_subcommand(1);
+  add_tasks_list(tasks, exit_code);
+  add_tasks_show(tasks, exit_code);
+  add_tasks_audit(tasks, exit_code);
+  add_tasks_export(tasks, exit_code);
 }
 
 }  // namespace kgym::cli

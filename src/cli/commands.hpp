@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kgym/engine.hpp"
+#include "kgym/task.hpp"
 
 namespace kgym::cli {
 
@@ -32,7 +33,7 @@ const EvaluatorFactory* find_evaluator(const std::string& name);
 void add_eval_command(CLI::App& app, int& exit_code);
 /// `kgym check`: the policy gate on candidate files or JSONL rows (cmd_check.cpp).
 void add_check_command(CLI::App& app, int& exit_code);
-/// `kgym tasks list|show|export`: generated tasks (cmd_tasks.cpp).
+/// `kgym tasks list|show|export|audit`: the built-in default suite and generated tasks (cmd_tasks.cpp).
 void add_tasks_command(CLI::App& app, int& exit_code);
 /// `kgym serve`: the RL environment server (cmd_serve.cpp).
 void add_serve_command(CLI::App& app, int& exit_code);
@@ -42,6 +43,11 @@ void add_report_command(CLI::App& app, int& exit_code);
 void add_generate_command(CLI::App& app, int& exit_code);
 /// `kgym worker`: judges jobs of the Redis Streams queue (cmd_worker.cpp).
 void add_worker_command(CLI::App& app, int& exit_code);
+
+/// The built-in default suite, as `kgym eval` runs it and `kgym serve` serves it without --suite
+/// (`kgym tasks list` lists it): the examples' tasks (examples/suite, root `suite.root`), then
+/// the generated default suite (cmd_serve.cpp).
+Suite builtin_suite();
 
 /// "cpu" | "cuda" | "cuda:0,cuda:1" -> devices (cmd_serve.cpp). Throws Error(usage) for anything else.
 std::vector<Device> parse_devices(const std::string& spec);

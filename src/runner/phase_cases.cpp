@@ -21,7 +21,8 @@ struct Cases {
 };
 
 // One correctness case: returns false when the evaluation cannot go on (crash, timeout,
-// reference failure); a skipped other-shape case returns true without a record.
+// reference failure, a case reply without an output); a skipped other-shape case returns true
+// without a record.
 bool Cases::run_one(int i, const std::string& transform, bool other_shape, bool audit) {
   EngineState& engine = ev.engine;
   Measurements& m = ev.m;
@@ -95,8 +96,15 @@ bool Cases::run_one(int i, const std::string& transform, bool other_shape, bool 
   cr.compared = false;         // ... and only apply_comparison sets this
   cr.inputs_regenerated = regenerated;  // what the supervisor sent, not what the candidate says
   if (!cr.failure && cr.output_plain_tensor && !ran.output) {
-    // Nothing to compare (a forged or truncated reply): never a pass by default.
+    // Nothing to compare (a forged or truncated reply): never a pass by default. The channel no
+    // longer pairs replies with requests (a forged frame is followed by the harness's own reply),
+    // so the cases end here and the worker is stopped: a later request would read a reply of an
+    // earlier case and judge that (an earlier case's output against the other sizes' reference
+    // read as a shape mismatch, contract_violation, with 5 cases).
     cr.failure = Failure{"case", "ProtocolError", "the candidate returned no output to compare", "", 0, 0};
+    m.cases.push_back(std::move(cr));
+    c.kill();
+    return false;
   }
   if (!cr.failure && cr.output_plain_tensor && ran.output) {
     auto cmp = engine.ask_reference(protocol::CompareRequest{.key = key,

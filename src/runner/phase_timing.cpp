@@ -173,6 +173,9 @@ bool Round::time_baselines(int calls, bool with_spot) {
     }
     if (!r) return false;
     const auto timed = protocol::read<protocol::ReferenceTimeReply>(r->header);
+    if (auto f = quiet_device_finding(timed.timing.record.fields, "a baseline's timing round",
+                                      &t.m.phase_ms["quiet_wait"]))
+      add_unique(t.gpu_holders, {*f});
     if (std::string(kind) == "eager" && with_spot && spot && round_calls > 0) read_spot(timed.timing.spot);
     TimingRecord b = timed.timing.record.get();
     b.wall_ms = TimingRun::ms_since(t0);

@@ -170,10 +170,12 @@ bool WallCheck::calibrate(std::uint64_t wseed) {
   m.phase_ms["wall_check/pause"] += TimingRun::ms_since(pause_began);
   // (CPU: with the output arena its calibration copies into, as the candidate's.)
   const auto settle_began = clock::now();
-  if (!engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes}, {},
-                            eo.timeouts.reference_s, m))
-    return false;
+  const auto settled = engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes},
+                                            {}, eo.timeouts.reference_s, m);
+  if (!settled) return false;
   m.phase_ms["wall_check/settle"] += TimingRun::ms_since(settle_began);
+  if (auto f = quiet_device_finding(settled->header, "a wall-check calibration", &m.phase_ms["wall_check/quiet_wait"]))
+    add_unique(t.gpu_holders, {*f});
   // The same messages as the candidate's timed request (issue 33): its header carries the
   // shared inputs' layout and its reply the N commitments, and the supervisor's clock holds
   // their encoding, sending and parsing on both ends (about 0.7 ms for 100 calls on the
@@ -300,9 +302,12 @@ bool WallCheck::time_gpu_baselines(const bool (&which)[2]) {
   t.note_gpu_holders();
   // (untimed, as before a calibration: no collection pending in the reference, its device idle,
   // the N outputs' blocks reserved)
-  if (!engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes}, {},
-                            eo.timeouts.reference_s, m))
-    return false;
+  const auto settled = engine.ask_reference(protocol::SettleRequest{.reserve_n = n_wall, .reserve_bytes = out_bytes},
+                                            {}, eo.timeouts.reference_s, m);
+  if (!settled) return false;
+  if (auto f = quiet_device_finding(settled->header, "the baselines' wall-check requests",
+                                    &m.phase_ms["wall_check/quiet_wait"]))
+    add_unique(t.gpu_holders, {*f});
   for (int b = 0; b < 2; ++b) {
     if (!which[b] || baseline_wall_missing[b]) continue;
     const auto tb = clock::now();
@@ -498,8 +503,12 @@ void WallCheck::record() {
     rec->wall_check_calibrations_ms = wall.calibrations;
     rec->wall_check_timed_ms = side.timeds;
     rec->wall_check_ms = per_call * n_wall;
+    // (its pairs beside the candidate's, for the speedup's interval where the floors set it)
+    rec->wall_check_paired_ms = side.differences();
+    rec->wall_check_spread_ms = side.resolution();
   }
-  timing.wall_check_spread_ms = gpu ? 0.0 : wall.resolution();
+  timing.wall_check_spread_ms = wall.resolution();
+  if (gpu) timing.wall_check_paired_ms = wall.differences();
   timing.wall_check_upper_ms = gpu ? 0.0 : wall.upper();
   // CPU: the busy clock when every reading worked: the wall clock without the time the worker
   // waited for a CPU (other processes' load drops out: under ctest -j2 the wall clock gave an

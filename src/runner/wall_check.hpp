@@ -192,6 +192,27 @@ inline double baseline_floor_per_call(const WallCheckSeries& baseline, int n, bo
   return calls > 0 ? calls / n : 0.0;
 }
 
+/// GPU: the finding when the reference, before a stretch it is timed in with the candidate's
+/// processes stopped, waited for the device to run no other context's work and gave up (`reply`:
+/// its settle reply, or a baseline round's "timing"; wallcheck's timing.wait_device_quiet). Work
+/// queued before the stop runs on and time-slices the device against the reference's timing (red
+/// team rt38: a spin kernel from a finalizer, or from a raw thread right after the last request,
+/// inflated eager's requests and event times); the candidate's release drains its own queue
+/// first, so only work queued after that outlives a wait of seconds. A wait that ended is only
+/// counted (`waited_ms`). nullopt when there is nothing to report.
+inline std::optional<std::string> quiet_device_finding(const nlohmann::json& reply, const char* where,
+                                                       double* waited_ms = nullptr) {
+  if (!reply.is_object()) return std::nullopt;
+  const auto w = reply.find("quiet_wait_ms");
+  const double ms = w != reply.end() && w->is_number() ? w->get<double>() : 0.0;
+  if (waited_ms && ms > 0) *waited_ms += ms;
+  const auto t = reply.find("quiet_timeout");
+  if (t == reply.end() || !t->is_boolean() || !t->get<bool>()) return std::nullopt;
+  return "the device ran another context's work for " + std::to_string(static_cast<long long>(std::lround(ms))) +
+         " ms and more while the candidate's processes were stopped, before " + where +
+         " (GPU work queued that outlived its last request: red team rt38)";
+}
+
 /// GPU: whether the supervisor's requests for a baseline's floor (its committed requests with the
 /// calls, beside the calibrations) can change the baseline's time; when not, they are skipped.
 /// The floor is at most `own_per_call_ms` / `floor_factor` (baseline_floor_per_call takes the

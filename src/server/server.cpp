@@ -148,6 +148,28 @@ struct Server::Impl {
             {"queue", queue_status()}};
   }
 
+  /// OpenEnv's readme_content: what a client needs to drive an episode, in Markdown (the full
+  /// protocol is docs/server.md; the JSON schemas are GET /schema).
+  static constexpr const char* kReadme =
+      "# kgym\n\n"
+      "An episode is one task (a PyTorch reference `Model`) and up to `max_turns` turns. POST /reset "
+      "(optional `task_id`, `split`, `seed`, `options`) opens one; its observation's `prompt` asks for a "
+      "faster `ModelNew` with the same outputs.\n\n"
+      "## Actions (POST /step with `episode_id` and `action`)\n\n"
+      "- `{\"type\": \"submit_kernel\", \"code\": \"...\"}`: one turn; the `ModelNew` source (a fenced code "
+      "block is extracted) is judged for policy, build, correctness on secret cases and speed against eager "
+      "PyTorch and torch.compile.\n"
+      "- `{\"type\": \"inspect_evaluation\", \"turn\": N}`: that turn's feedback again (uses no turn).\n"
+      "- `{\"type\": \"finalize\"}`: ends the episode (uses no turn).\n\n"
+      "## Observation\n\n"
+      "`episode_id`, `task_id`, `turn` (turns used), `max_turns`, `prompt` (the next user message), "
+      "`feedback` (the verdict: `outcome`, `correct`, `speedup_eager` and its 95% interval, failing case, "
+      "policy hits), `feedback_text`, `history` (earlier turns, compressed) and, once the episode is done, "
+      "`returns` (per-turn rewards, discounted returns, `final_reward`: the best correct turn's).\n\n"
+      "A turn's `reward` is the episode's reward function (`options.reward`, one of `rewards`) of its "
+      "verdict. "
+      "Tasks: `tasks`; schemas: GET /schema; the protocol: docs/server.md.\n";
+
   json metadata() {
     json tasks = json::array();
     for (const auto& t : gym.tasks()) tasks.push_back(t.id);
@@ -155,7 +177,7 @@ struct Server::Impl {
             {"description", "Kernel gym: write faster GPU kernels (ModelNew) for PyTorch reference tasks; "
                             "each submission is judged for policy, build, correctness and speed."},
             {"version", config.version},
-            {"readme_content", nullptr},
+            {"readme_content", kReadme},
             {"documentation_url", "docs/server.md"},
             {"actions", {"submit_kernel", "inspect_evaluation", "finalize"}},
             {"rewards", reward_names()},

@@ -64,6 +64,19 @@ by_recheck = "(rechecked)" in bf16["messages"][0]
 assert bf16["outcome"] == "incorrect" and (t["spot_failed_calls"] or by_recheck), (bf16["messages"], t.get("spot_failed_calls"))
 print("spot check ok:", len(t["spot_failed_calls"]), "bfloat16 timed calls named", "(a recheck drew one)" if by_recheck else "")
 PY
+# A case reply without an output ends the cases at that case, with kgym's default 5 cases too
+# (and the other sizes' case after them): a later request would read the harness's own reply
+# behind the forged frame and judge an earlier case's output (a shape mismatch: contract_violation).
+"$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/tests/data/candidates/19_ReLU/forge_no_output.py" \
+  --profile off --out "$OUT/forge5.jsonl" --cases 5 --min-calls 5 --max-calls 10 --timeout-case 8 -q
+python3 - "$OUT/forge5.jsonl" <<'PY'
+import json, sys
+v = json.loads(open(sys.argv[1]).readline())
+cases = v["measurements"]["cases"]
+assert v["outcome"] == "runtime_error" and "ProtocolError" in v["messages"][0], (v["outcome"], v["messages"][:2])
+assert len(cases) == 1 and cases[0]["failure"]["type"] == "ProtocolError", [c.get("failure") for c in cases]
+print("reply without an output ok:", v["messages"][0][:90])
+PY
 # The same candidates under the default strict profile: none runs; each is rejected or fails to parse.
 "$KGYM" eval --suite "$ROOT/examples/suite" --candidates "$ROOT/examples/candidates" \
   --out "$OUT/strict.jsonl" --no-timing -q

@@ -2,6 +2,7 @@
 kernel-trace summary, magnitude-scaled tolerance, float64 cross-check, trivial-answer audit,
 timed-output recheck, other-shape case and the executor's reruns."""
 import threading
+import sys
 import time
 import types
 
@@ -307,6 +308,22 @@ def test_executor_sees_thread_and_late_write(tmp_path):
     assert out["threads_leaked"] and "Python thread" in out["thread_detail"]
     assert out["output_stable"] is False, out
     time.sleep(0.1)
+
+
+def test_a_raw_thread_left_by_the_import_is_named(tmp_path):
+    # Red team rt38d: a thread of _thread.start_new_thread has no threading.Thread object, so
+    # threading.enumerate (the load's stray-thread check, the per-call census) did not list it.
+    raw = "import _thread, time, threading\nSTOP = threading.Event()\n" \
+          "_thread.start_new_thread(lambda: STOP.wait(120), ())\n" + HONEST
+    ex, rec = _executor(tmp_path, raw)
+    try:
+        assert rec["ok"] and any("raw thread" in t for t in rec["tampered"]), rec["tampered"]
+        out = _run(ex, torch.randn(4, 4))
+        assert out["threads_leaked"] and "raw thread" in out["thread_detail"]
+    finally:
+        sys.modules[type(ex.model).__module__].STOP.set()
+    ex, rec = _executor(tmp_path, HONEST)
+    assert rec["ok"] and rec["tampered"] == []
 
 
 def test_executor_reports_tampering(tmp_path):

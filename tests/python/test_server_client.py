@@ -3,12 +3,15 @@
 The server runs the scripted evaluator: each code carries a `# kgym-script:` directive that fixes
 its verdict, so results are deterministic and need no torch."""
 import asyncio
+import json
 import socket
+import subprocess
 import threading
 import time
 
 import pytest
 
+from conftest import ServerProcess, kgym_binary
 from kgym_client import AsyncKgymClient, AsyncKgymSession, KgymClient, KgymError, KgymSession
 
 TIMEOUT = 30.0
@@ -25,11 +28,32 @@ def test_health_metadata_schema(scripted_server):
     assert h["status"] == "healthy" and h["workers"] == 2 and "queue_length" in h
     meta = c.metadata()
     assert sorted(meta["tasks"]) == ["relu", "sigmoid", "tanh"]
+    readme = meta["readme_content"]
+    assert isinstance(readme, str) and readme.strip() and "submit_kernel" in readme, readme
     assert "stepped" in meta["rewards"]
     schema = c.schema()
     assert {"action", "observation", "state"} <= set(schema)
     assert {o["properties"]["type"]["const"] for o in schema["action"]["oneOf"]} == {
         "submit_kernel", "inspect_evaluation", "finalize"}
+
+
+def test_tasks_list_is_what_serve_serves_by_default():
+    """Without --suite, `kgym serve` serves the built-in default suite; `kgym tasks list` lists
+    the same tasks in the same order."""
+    binary = kgym_binary(scripted=True)
+    if not binary.exists():
+        pytest.skip(f"{binary} is not built")
+    listed = subprocess.run([str(binary), "tasks", "list", "--json"], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    ids = [json.loads(line)["id"] for line in listed.stdout.splitlines() if line.strip()]
+    server = ServerProcess(["--devices", "cpu", "--evaluator", "scripted"])
+    try:
+        served = KgymClient(server.url, timeout=TIMEOUT).metadata()["tasks"]
+    finally:
+        server.stop()
+    assert ids == served, (len(ids), len(served), sorted(set(ids) ^ set(served))[:10])
+    # both parts of the default: the examples' tasks and the generated default suite
+    assert "L1/19_ReLU" in ids and any(i.startswith("gen/") for i in ids), ids
 
 
 def test_http_multi_turn_episode(scripted_server):

@@ -105,6 +105,42 @@ def test_wall_output_forgets_after_one_fetch(tmp_path):
     assert again["outputs"][0]["kind"] == "invalid"
 
 
+def test_release_runs_the_finalizers_then_drains_the_device(tmp_path, monkeypatch):
+    """The last request before the reference is timed with the candidate stopped: what the dropped
+    outputs' finalizers (and a collection) queue runs inside it, and the device-wide sync after
+    waits for it (red team rt38: a spin kernel queued from a finalizer in wall_output ran on
+    through eager's wall requests and the next calibration)."""
+    import gc
+    import weakref
+    from kgym_worker import candidate as candidate_mod
+
+    class Node:
+        pass
+
+    ex = _executor(tmp_path, HONEST)
+    order = []
+    collecting = gc.isenabled()
+    gc.disable()  # as in the worker's serve loop: no collection but those it asks for
+    try:
+        ex.wall({"n": 3, "seed": 1, "call": True, "sync_each": True, "commit": True}, [])
+        weakref.finalize(ex._wall_outputs[2], lambda: order.append("finalizer"))
+        junk = Node()
+        junk.me = junk  # a cycle: only a collection frees it
+        weakref.finalize(junk, lambda: order.append("cycle"))
+        del junk
+        real_settle = protocol.settle
+        monkeypatch.setattr(candidate_mod.protocol, "settle",
+                            lambda *a, **k: (real_settle(*a, **k), order.append("settle")))
+        monkeypatch.setattr(candidate_mod.timing, "synchronize", lambda device: order.append("sync"))
+        ex.wall_output({"indices": [0]}, [])
+        assert order == ["finalizer"]
+        assert ex.release({}, [])["ok"]
+        assert order == ["finalizer", "cycle", "settle", "sync"]
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def test_shared_inputs_match_the_generated_ones_and_are_rechecked(tmp_path):
     """CPU: the reference writes the timed request's inputs into the shared file; the candidate
     maps it read-only and calls on the same values make_inputs gives (so the recheck, which
@@ -356,3 +392,29 @@ def test_gpu_commitment_depends_on_values_not_layout():
     c.add(changed)
     first, second = c.done()
     assert first != second and first[0]["words"] == "int64"
+
+
+def test_the_reference_waits_until_the_device_is_its_own():
+    """Red team rt38: GPU work the candidate queued before it was stopped time-slices the device
+    against the reference's timing; the reference waits (bounded) until a kernel's round trip says
+    no other context's work runs."""
+    from kgym_worker import timing
+    assert timing.wait_device_quiet("cpu") == 0.0
+    assert timing.wait_device_quiet("cuda", probe=lambda: 0.02) == 0.0
+    trips = iter([2.0] * 10 + [0.02, 0.02, 2.0] + [0.02] * 3)  # one slow of three: still busy
+    calls = []
+    waited = timing.wait_device_quiet("cuda", probe=lambda: calls.append(1) or next(trips))
+    assert waited > 0 and len(calls) == 16  # until QUIET_PROBES spaced round trips were all quiet
+    began = __import__("time").perf_counter()
+    assert timing.wait_device_quiet("cuda", limit_s=0.05, probe=lambda: 2.0) >= 50
+    assert __import__("time").perf_counter() - began < 1.0  # bounded
+
+
+def test_the_reference_says_when_it_gave_up_waiting(tmp_path, monkeypatch):
+    from kgym_worker import timing
+    ref = _reference(tmp_path)
+    assert ref.settle({}, []) == {"ok": True}  # the CPU: nothing waited
+    monkeypatch.setattr(timing, "wait_device_quiet", lambda device: 12.0)
+    assert ref._quiet() == {"quiet_wait_ms": 12.0, "quiet_timeout": False}
+    monkeypatch.setattr(timing, "wait_device_quiet", lambda device: timing.QUIET_WAIT_S * 1e3 + 1)
+    assert ref.settle({}, [])["quiet_timeout"] is True

@@ -1001,5 +1001,43 @@ TEST(JudgeLikeForLike, GpuVerdictsCarryTheTimersInterval) {
   EXPECT_GT(v.speedup_eager_ci->lo, 1.8);
 }
 
+TEST(JudgeLikeForLike, AGpuSpeedupSetByTheFloorsCarriesTheirNoise) {
+  // Both sides host-bound at x0.1 (H100): events 0.02 ms each, 500 back-to-back calls about
+  // 0.06 ms each on either side, but the requests varied by 30%. The speedup comes from the
+  // floors, so its interval holds their paired interval too, and that holds 1.0.
+  Measurements m = correct_and_timed(0.02, 0.02);
+  m.candidate_timing->times_ms = {0.02, 0.0202, 0.0198, 0.0201, 0.0199, 0.02, 0.0203, 0.0197, 0.02, 0.0201};
+  m.candidate_timing->round_calls = {5, 5};
+  m.eager_timing->times_ms = m.candidate_timing->times_ms;
+  m.eager_timing->round_calls = {5, 5};
+  m.candidate_timing->wall_check_calls = 500;
+  m.candidate_timing->wall_check_ms = 500 * 0.066;
+  m.candidate_timing->wall_check_paired_ms = {33.0, 22.0, 36.0};
+  m.candidate_timing->wall_check_spread_ms = 4.0;
+  m.eager_timing->wall_check_calls = 500;
+  m.eager_timing->wall_check_ms = 500 * 0.06;
+  m.eager_timing->wall_check_paired_ms = {30.0, 38.0, 24.0};
+  m.eager_timing->wall_check_spread_ms = 4.0;
+  Verdict v = judge(m);
+  ASSERT_EQ(v.outcome, Outcome::passed);
+  ASSERT_TRUE(v.speedup_eager);
+  EXPECT_NEAR(*v.speedup_eager, 0.06 / 0.066, 1e-9);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_TRUE(v.speedup_eager_ci->holds(1.0));
+  // Without the baseline's pairs (its requests skipped) the timers' interval alone: it does not
+  // hold 1.0 (0.91x by floors whose noise it does not see).
+  m.eager_timing->wall_check_paired_ms.clear();
+  v = judge(m);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_FALSE(v.speedup_eager_ci->holds(1.0));
+  // A candidate whose events stand is not widened by the floors' pairs.
+  m.eager_timing->wall_check_paired_ms = {30.0, 38.0, 24.0};
+  m.candidate_timing->wall_check_ms = 500 * 0.015;
+  m.eager_timing->wall_check_ms = 500 * 0.015;
+  v = judge(m);
+  ASSERT_TRUE(v.speedup_eager_ci);
+  EXPECT_LT(v.speedup_eager_ci->hi - v.speedup_eager_ci->lo, 0.1);
+}
+
 }  // namespace
 }  // namespace kgym

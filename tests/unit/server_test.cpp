@@ -383,6 +383,11 @@ TEST(Server, BadRequestsGetTheErrorShape) {
   EXPECT_TRUE(schema.body.contains("action") && schema.body.contains("observation") && schema.body.contains("state"));
   Reply meta = call(f.port, http::verb::get, "/metadata");
   EXPECT_EQ(meta.body["tasks"].size(), 3u);
+  // OpenEnv's environment README: a text that names the actions a client sends.
+  ASSERT_TRUE(meta.body["readme_content"].is_string()) << meta.body["readme_content"].dump();
+  const std::string readme = meta.body["readme_content"].get<std::string>();
+  for (const char* action : {"submit_kernel", "inspect_evaluation", "finalize"})
+    EXPECT_NE(readme.find(action), std::string::npos) << action;
 }
 
 TEST(Server, SixtyFourConcurrentSessionsSeeOnlyTheirOwnResults) {

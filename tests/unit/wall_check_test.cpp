@@ -302,3 +302,24 @@ TEST(WallCheck, OwnHarnessWorkMissingMovesNothing) {
   EXPECT_FALSE(kgym::runner::without_harness_work(s, {80, 80, -1, 80, 80}, std::vector<double>(4, 88.0)).has_value());
   EXPECT_FALSE(kgym::runner::without_harness_work(s, std::vector<double>(4, 80.0), std::vector<double>(4, 88.0)).has_value());
 }
+
+// Red team rt38: GPU work the candidate queued before it was stopped time-slices the device against
+// the reference's timing; the reference waits for a quiet device, and a wait that gave up is a
+// finding (the candidate's release drained its own queue, so only work queued after outlives it).
+TEST(WallCheck, QuietDeviceFindingOnlyWhenTheWaitGaveUp) {
+  using kgym::runner::quiet_device_finding;
+  double waited = 0;
+  EXPECT_FALSE(quiet_device_finding(nlohmann::json{{"ok", true}}, "x", &waited));
+  EXPECT_EQ(waited, 0.0);
+  EXPECT_FALSE(quiet_device_finding(nlohmann::json{{"quiet_wait_ms", 12.5}, {"quiet_timeout", false}}, "x", &waited));
+  EXPECT_DOUBLE_EQ(waited, 12.5);
+  const auto f = quiet_device_finding(nlohmann::json{{"quiet_wait_ms", 3000.4}, {"quiet_timeout", true}},
+                                      "a wall-check calibration", &waited);
+  ASSERT_TRUE(f);
+  EXPECT_NE(f->find("3000 ms"), std::string::npos) << *f;
+  EXPECT_NE(f->find("a wall-check calibration"), std::string::npos) << *f;
+  EXPECT_DOUBLE_EQ(waited, 3012.9);
+  // a reply from elsewhere: not an object, or the flag of another type, says nothing
+  EXPECT_FALSE(quiet_device_finding(nlohmann::json::array(), "x"));
+  EXPECT_FALSE(quiet_device_finding(nlohmann::json{{"quiet_timeout", "yes"}}, "x"));
+}

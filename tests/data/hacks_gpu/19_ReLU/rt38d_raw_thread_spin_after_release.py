@@ -1,0 +1,100 @@
+# expect: contract_violation|passed, speedup <= twin
+# why contract_violation|passed: since bb4a378 the load's stray-thread check names the raw thread
+#   (contract_violation); were it missed, the reference's wait for a quiet device (8321faf) leaves
+#   the spin queued after release nothing to slow, so it passes at the twin's speed or below.
+# Red team rt38d (session 25, written on the CPU, not yet run on a GPU): rt38a's lying events
+#   and eager-floor inflation, past a drain in the candidate's `release` (the device-wide sync
+#   there waits for what was queued before it). A raw `_thread` started at import (not a
+#   threading.Thread: threading.enumerate, the load-time stray-thread check and the per-call
+#   census do not list it; the native thread count is compared only across a call) watches the
+#   main thread's stack (sys._current_frames). Armed by the last call of a wall-check timed
+#   request, it queues a one-thread spin kernel (RT38_SPIN_MS, default 60 ms) whenever the main
+#   thread waits for a request and no spin of its is running; any request other than wall_output
+#   and release disarms it. A spin queued before release is drained there (untimed); the one
+#   queued in the idle right after the release reply is still running when the candidate is
+#   stopped and eager's wall requests and the next calibration are timed. The correct ReLU in
+#   every call; without CUDA or torch.cuda._sleep it only computes it.
+import _thread
+import os
+import sys
+import threading
+import time
+
+import torch
+import torch.nn as nn
+
+_MS = float(os.environ.get("RT38_SPIN_MS", "60"))
+_main = threading.main_thread().ident
+_st = {"armed": 0, "spin": None, "stream": None, "cpm": None, "side": None}
+_IDLE = {"_recv_head", "_recv_exact", "recv"}
+# the candidate executor's other requests: the next one after the stretch (wall = the own
+# calibration, the untimed or the next timed request; the rounds; the cases; the trace)
+_DISARM = {"wall", "_calibrate", "time", "time_calls", "run_case", "trace", "warm_profiler", "load"}
+
+
+def _names(frame):
+    out = set()
+    while frame is not None:
+        out.add(frame.f_code.co_name)
+        frame = frame.f_back
+    return out
+
+
+def _watch():
+    while True:
+        time.sleep(0.0002)
+        try:
+            if not _st["armed"]:
+                continue
+            names = _names(sys._current_frames().get(_main))
+            if names & _IDLE:
+                _st["armed"] = 2  # the armed request answered: from here any other request disarms
+                ev = _st["spin"]
+                if ev is None or ev.query():
+                    with torch.cuda.stream(_st["stream"]):
+                        torch.cuda._sleep(int(_MS * _st["cpm"]))
+                        ev = torch.cuda.Event()
+                        ev.record()
+                    _st["spin"] = ev
+            elif _st["armed"] == 2 and names & _DISARM:
+                _st["armed"] = 0
+        except Exception:
+            pass
+
+
+def _setup():
+    s = torch.cuda.Stream()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(1000)
+        a.record()
+        torch.cuda._sleep(2_000_000)
+        b.record()
+    b.synchronize()
+    _st["cpm"] = 2_000_000 / max(a.elapsed_time(b), 1e-3)
+    _st["stream"] = s
+    _st["side"] = torch.cuda.Stream()
+    _thread.start_new_thread(_watch, ())
+
+
+# At import, outside any call (the native thread count is compared only across a call).
+if torch.cuda.is_available():
+    try:
+        _setup()
+    except Exception:
+        pass
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        if not x.is_cuda or _st["side"] is None:
+            return torch.relu(x)
+        with torch.cuda.stream(_st["side"]):
+            y = torch.relu(x)
+        f = sys._getframe(1)
+        while f is not None and f.f_code.co_name != "wall_calls":
+            f = f.f_back
+        if f is not None and _st["cpm"] is not None:
+            if f.f_locals.get("i", 0) == f.f_locals.get("n", 1) - 1:
+                _st["armed"] = 1
+        return y
