@@ -80,6 +80,40 @@ STABILITY_DELAY_S = 0.02  # output re-read after this delay must be unchanged (D
 _bits = contract.bits_view  # (captured at import, as _equal)
 
 
+def _rerun_mismatch(outs1, frozen, table: dict) -> tuple:
+    """How far a case's first run (``outs1``, its output tensors, or None) lies from its second
+    (``frozen``), the two runs made on different poison patterns of the free device memory (D4):
+    ``(ratio, nonfinite)``, the largest |a - b| / (atol + rtol |b|) over the finite elements (atol
+    scaled by the output's magnitude, from the dtype's entry of the tolerance ``table``; inf for
+    another count, shape, dtype or integer value) and the count of NaN/inf elements where the runs
+    differ. Compared in float64 slices, so memory does not grow with the output; outputs with the
+    same bits take one pass."""
+    ratio, nonfin = 0.0, 0
+    if outs1 is None or len(outs1) != len(frozen):
+        return float("inf"), 0
+    for a, b in zip(outs1, frozen):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return float("inf"), nonfin
+        if not a.is_floating_point():
+            if not _equal(a, b):
+                ratio = float("inf")
+            continue
+        if _equal(_bits(a), _bits(b)):
+            continue
+        atol, rtol = table.get(tensors.dtype_name(b.dtype), table.get("float32", [1e-4, 1e-4]))
+        atol = _scaled_atol(float(atol), b, fused=False)
+        af, bf = a.reshape(-1), b.reshape(-1)
+        for lo, hi in _flat_slices(bf.numel()):
+            ad, bd = af[lo:hi].double(), bf[lo:hi].double()
+            fin = torch.isfinite(ad) & torch.isfinite(bd)
+            nonfin += int((torch.isnan(ad) != torch.isnan(bd)).sum()) + int((torch.isinf(ad) & (ad != bd)).sum())
+            if fin.any():
+                r = ((ad - bd).abs() / (atol + rtol * bd.abs()))[fin]
+                ratio = max(ratio, float(r.max()) if bool((r == r).all()) else float("inf"))
+            del ad, bd, fin
+    return ratio, nonfin
+
+
 class CandidateExecutor:
     def __init__(self, device: str, workdir: str, log_path: str):
         self.device = device
@@ -326,32 +360,7 @@ class CandidateExecutor:
             rec["output_aliases_input"] = contract.overlaps_inputs(outs, contract.input_spans(in_tensors))
             # Run 1 vs run 2 (different poison): a read of uninitialised memory shows up here.
             outs1 = loading.output_tensors(out1)
-            ratio, nonfin = 0.0, 0
-            if outs1 is None or len(outs1) != len(frozen):
-                ratio = float("inf")
-            else:
-                for a, b in zip(outs1, frozen):
-                    if a.shape != b.shape or a.dtype != b.dtype:
-                        ratio = float("inf")
-                        break
-                    if not a.is_floating_point():
-                        if not _equal(a, b):
-                            ratio = float("inf")
-                        continue
-                    if _equal(_bits(a), _bits(b)):  # the same bits: nothing to measure (one pass,
-                        continue                    # where the float64 slices below take dozens)
-                    atol, rtol = table.get(tensors.dtype_name(b.dtype), table.get("float32", [1e-4, 1e-4]))
-                    atol = _scaled_atol(float(atol), b, fused=False)
-                    af, bf = a.reshape(-1), b.reshape(-1)
-                    for lo, hi in _flat_slices(bf.numel()):  # float64 slices: memory does not grow with the output
-                        ad, bd = af[lo:hi].double(), bf[lo:hi].double()
-                        fin = torch.isfinite(ad) & torch.isfinite(bd)
-                        nonfin += int((torch.isnan(ad) != torch.isnan(bd)).sum()) + \
-                            int((torch.isinf(ad) & (ad != bd)).sum())
-                        if fin.any():
-                            r = ((ad - bd).abs() / (atol + rtol * bd.abs()))[fin]
-                            ratio = max(ratio, float(r.max()) if bool((r == r).all()) else float("inf"))
-                        del ad, bd, fin
+            ratio, nonfin = _rerun_mismatch(outs1, frozen, table)
             rec["rerun_tolerance_ratio"] = min(ratio, 1e300)  # JSON has no Infinity
             rec["rerun_nonfinite_mismatches"] = nonfin
         if not self._harness_ops_watched:

@@ -16,6 +16,7 @@ _GUARDED_NAMES = (  # (owner path, attribute): what the timed loops call between
     ("loading", "output_tensors"), ("loading", "seed_all"), ("loading", "unseed"), ("timing", "synchronize"),
     ("loading", "make_inputs"), ("loading", "to_device"), ("loading", "transform_value"),
     ("timing", "launch_cover"), ("timing", "_keep_copy"), ("wallcheck", "wall_calls"), ("timing", "time_calls"),
+    ("timing", "_warm_up"), ("timing", "_round_done"),
     ("heap", "warm_heap"), ("heap", "tensor_bytes"),
     ("wallcheck.OutputArena", "store"), ("wallcheck.Commitments", "add"), ("spotcheck.SpotSampler", "add"),
     ("spotcheck.SpotSampler", "positions"), ("torch", "take"), ("opwatch", "on"), ("opwatch", "off"),

@@ -126,6 +126,33 @@ def _keep_copy(out):
     return [o.detach().clone() for o in outs] if outs is not None else out
 
 
+def _warm_up(fn, make_args, seeds, cuda: bool, n_keep: int) -> None:
+    """time_calls' untimed calls, one per seed in ``seeds``, under the op watch. CPU: after the
+    first, the heap warmed for the whole request (heap.warm_heap): room for the inputs and outputs
+    of a few calls, the ``n_keep`` kept copies and the spot samples."""
+    for i, seed in enumerate(seeds):
+        args = make_args(seed)
+        opwatch.on()
+        out = fn(*args)
+        opwatch.off()
+        if i == 0 and not cuda:
+            out_bytes = heap.tensor_bytes(loading.output_tensors(out) or [])
+            heap.warm_heap(8 * (heap.tensor_bytes(args) + out_bytes) + (n_keep + 2) * out_bytes)
+        del out
+
+
+def _round_done(times: list, began: float, budget_ms: float, target: float) -> bool:
+    """time_calls' adaptive stop, once min_calls are timed: the round's budget (ms since
+    ``began``, a perf_counter reading) spent, or the timed calls' interquartile range below
+    ``target`` of their median."""
+    if (time.perf_counter() - began) * 1e3 > budget_ms:
+        return True
+    s = sorted(times)
+    n = len(s)
+    med = s[n // 2]
+    return med > 0 and (s[(3 * n) // 4] - s[n // 4]) / med < target
+
+
 def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=None, spot=None) -> tuple:
     """Times ``fn(*make_args(seed))``, one fresh input set per call (H07: no output cache can
     hit), ``warmup`` untimed calls first. ``seeds`` holds warmup + max_calls seeds. Returns
@@ -172,17 +199,7 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
     hg = HarnessGuard()
     aliased, mutated = [], []
     with torch.no_grad():
-        for i in range(warmup):
-            args = make_args(seeds[i])
-            opwatch.on()
-            out = fn(*args)
-            opwatch.off()
-            if i == 0 and not cuda:
-                # The heap warmed for the whole request before the timed calls (warm_heap): room
-                # for the inputs and outputs of a few calls, the kept copies and the spot samples.
-                out_bytes = heap.tensor_bytes(loading.output_tensors(out) or [])
-                heap.warm_heap(8 * (heap.tensor_bytes(args) + out_bytes) + (len(keep) + 2) * out_bytes)
-            del out
+        _warm_up(fn, make_args, seeds[:warmup], cuda, len(keep))
         synchronize(device)
         if cuda:
             rec["window_overhead_ms"] = window_overhead_ms()
@@ -238,15 +255,8 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             if persist is not None and persist_ok and persist.limit() not in (0, -1):
                 rec["l2_persist_violations"] += 1
             del out, args
-            if len(times) >= min_calls:
-                if (time.perf_counter() - began) * 1e3 > budget_ms:
-                    break
-                s = sorted(times)
-                n = len(s)
-                med = s[n // 2]
-                iqr = s[(3 * n) // 4] - s[n // 4]
-                if med > 0 and iqr / med < target:
-                    break
+            if len(times) >= min_calls and _round_done(times, began, budget_ms, target):
+                break
     bad = list(hg.hits) + (guard() if guard is not None else [])
     if aliased:
         bad.append(f"timed call(s) {aliased[:8]} returned an output whose storage overlaps an input "
