@@ -226,7 +226,14 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
     }
   } catch (const nlohmann::json::exception& e) {
     ev.died(*ev.cw, std::string("sent a reply kgym could not read (a field of the wrong type): ") + e.what());
-    if (!ev.held_key.empty()) drop_reference_task(ev.held_key);
+    // The device lock was released as the exception left its scope, and another evaluation may
+    // hold it now, using the reference worker (guarded by device_mutex): the drop takes it again.
+    // Without it, both threads sent and read on the reference's channel at once (and a failed
+    // drop reset the Worker the other thread was using).
+    if (!ev.held_key.empty()) {
+      std::lock_guard device(device_mutex);
+      drop_reference_task(ev.held_key);
+    }
   }
   if (!runner::link_rejected(ev)) runner::link_check(ev);
   runner::clean_up(ev);

@@ -130,3 +130,47 @@ TEST(Protocol, RepliesAreReadByPresence) {
   EXPECT_TRUE(load.record.get().failure.has_value());
   EXPECT_THROW((void)proto::read<proto::LoadReply>({{"failure", "x"}}).task_failure(), json::type_error);
 }
+
+// A candidate's reply read as the engine's reads before the typed protocol read it (red team,
+// session 25): no forged or ill-typed field turns into a default that passes or hides evidence.
+TEST(Protocol, CandidateRepliesKeepTheOldReadsFailingOutcomes) {
+  // "fingerprints" is no lenient list: a wrong-typed element stays, so the count the commitment
+  // check compares with N is the count sent (a dropped element would make a short list long
+  // enough, or a long one pass).
+  const auto wall = proto::read<proto::WallReply>({{"fingerprints", {"a", 5, nullptr}}, {"host_ms", "x"}});
+  EXPECT_EQ(wall.fingerprints.size(), 3u);
+  EXPECT_EQ(wall.host_ms, 0.0);
+  // A reply that is no object: the wall replies' "fingerprints"/"outputs" are json::value's rule
+  // (a json exception, the candidate's breach), as the old `.value` threw; the untimed request's
+  // reply throws too now (before, only its "tampered" was looked up): stricter, never a pass.
+  EXPECT_THROW(proto::read<proto::WallReply>(json::array()), json::type_error);
+  EXPECT_THROW(proto::read<proto::WallOutputReply>(json(5)), json::type_error);
+  // "kept" with only non-objects: nothing kept (the wanted outputs are then unreturned, each a
+  // failed recheck); an index of another type is -1 (erases nothing from the wanted set).
+  EXPECT_TRUE(proto::read<proto::CandidateTimeReply>({{"timing", json::object()}, {"kept", {1, "x", nullptr}}}).kept.empty());
+  EXPECT_TRUE(proto::read<proto::CandidateTimeReply>({{"timing", json::object()}, {"kept", json::array({json{{"index", 0}}})}}).kept.size() == 1);
+  EXPECT_EQ(proto::read<proto::CandidateTimeReply>({{"timing", json::object()}, {"kept", json::array({json{{"index", nullptr}}})}})
+                .kept.at(0)
+                .index,
+            -1);
+  // run_case: "output" and "harness_error" count as there whatever their value (null included:
+  // `contains` before), so a null output is compared (and fails there) and a null harness error
+  // ends the candidate; "need_inputs" only as true.
+  const auto ran = proto::read<proto::RunCaseReply>({{"output", nullptr}, {"harness_error", nullptr}, {"need_inputs", 1}});
+  EXPECT_TRUE(ran.output.has_value());
+  EXPECT_TRUE(ran.harness_error.has_value());
+  EXPECT_FALSE(ran.need_inputs);
+  EXPECT_TRUE(proto::read<proto::CandidateStatus>({{"harness_error", nullptr}}).harness_error.has_value());
+  // The case record's fields are the record serializer's, as before (a json exception on a
+  // wrong type, the engine's "sent a malformed reply"; a record's list of another element type
+  // too: "tampered" there is no lenient list).
+  EXPECT_THROW((void)proto::read<proto::RunCaseReply>({{"threads_leaked", "yes"}}).record.get(), json::exception);
+  EXPECT_THROW((void)proto::read<proto::RunCaseReply>({{"tampered", json::array({"a", 5})}}).record.get(), json::exception);
+  EXPECT_TRUE(proto::read<proto::RunCaseReply>({{"threads_leaked", true}}).record.get().threads_leaked);
+  // "tampered" on every candidate reply: the strings, in order; a list of no strings is no finding
+  // (as note_tampered took only strings).
+  EXPECT_EQ(proto::read<proto::WarmProfilerReply>({{"tampered", {"x", {{"a", 1}}, "y"}}}).tampered,
+            (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(proto::read<proto::WallOutputReply>({{"tampered", json::array({"z"})}, {"outputs", json::array()}}).tampered,
+            (std::vector<std::string>{"z"}));
+}
