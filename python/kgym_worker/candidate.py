@@ -226,8 +226,9 @@ class CandidateExecutor:
     def _stray_threads(self) -> list:
         """Names of live Python threads that were not alive when this worker started (sorted): those
         ``threading`` knows and those it does not (``_thread.start_new_thread``: no Thread object,
-        so ``threading.enumerate`` leaves it out, but it runs Python and has a frame; red team rt38d
-        started one at import that queued GPU work right after the worker's last request)."""
+        so ``threading.enumerate`` leaves it out, but it runs Python and has a frame: one started at
+        import could queue GPU work right after the worker's last request,
+        tests/data/hacks_gpu/19_ReLU/rt38d_raw_thread_spin_after_release.py)."""
         live = {t.ident: t.name for t in threading.enumerate() if t.is_alive()}
         for ident in sys._current_frames():
             live.setdefault(ident, f"a raw thread {ident} (not a threading.Thread)")
@@ -540,10 +541,10 @@ class CandidateExecutor:
         wall requests): so the process's device work ends here. What the dropped objects'
         finalizers and a collection of garbage queue runs now, and the device-wide sync waits for
         it. GPU work queued before the stop keeps running while the process is stopped, and a
-        context of its own time-slices the device against the reference's: red team rt38 queued a
-        one-thread spin kernel from weakref finalizers on its kept outputs (dropped in
-        ``wall_output``, or with ``time_calls``' frame), which inflated eager's requests and
-        events timed right after."""
+        context of its own time-slices the device against the reference's: a spin kernel queued
+        from weakref finalizers on its kept outputs (dropped in ``wall_output``, or with
+        ``time_calls``' frame) would inflate eager's requests and events timed right after
+        (tests/data/hacks_gpu/19_ReLU/rt38a-c)."""
         protocol.settle()
         timing.synchronize(self.device)
         return {"ok": True}

@@ -619,7 +619,7 @@ class ReferenceWorker:
 
     def _quiet(self) -> dict:
         """GPU: waits until the device runs no other context's work (timing.wait_device_quiet: the
-        candidate is stopped, but GPU work it queued may still run; red team rt38); what the
+        candidate is stopped, but GPU work it queued may still run); what the
         supervisor reads of it (runner::quiet_device_finding): the ms waited, and whether the wait
         gave up."""
         waited = timing.wait_device_quiet(self.device)

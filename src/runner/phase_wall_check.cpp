@@ -456,9 +456,9 @@ bool WallCheck::check_commitment(const Message& reply, std::uint64_t wseed) {
 /// GPU, the candidate's check inconclusive (its calls hidden in the requests' noise, also with 10x
 /// the calls): it is taken by its whole median request, so every baseline is too
 /// (baseline_floor_per_call), and one whose requests were skipped (its own loop said its floor
-/// could not bind) serves as many now, one after each settle. Skipped, an honest Tanh at x0.1 (33
-/// calls hidden under their inputs' generation) read 0.20x of its eager twin on an H100: its
-/// whole request against eager's event time. False when the evaluation ended.
+/// could not bind) serves as many now, one after each settle (skipped, an honest call hidden under
+/// its inputs' generation would be taken by its whole request against eager's event time). False
+/// when the evaluation ended.
 bool WallCheck::time_gpu_baselines_alike() {
   if (!gpu || wall.conclusive(true)) return true;
   bool more[2] = {false, false};

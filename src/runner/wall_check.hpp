@@ -48,9 +48,11 @@ struct WallCheckSeries {
   }
   /// The calls' time (ms, all N) free of drift: the median over the timed requests of each one
   /// minus the mean of the calibrations just before and after it. A machine's speed drifts by 10
-  /// to 40% over seconds (the 2-core dev VM; an H100 host), so the least of each series came from
+  /// to 40% over seconds (a small VM, a GPU host), so the least of each series came from
   /// different moments; paired, every side's request is set against the same two calibrations.
   double paired() const { return median(differences()); }
+  /// GPU, inconclusive: the whole median timed request, never below the median calibration (ms).
+  double whole_request() const { return std::max(median(timeds), median(calibrations)); }
   /// Each timed request minus the mean of the calibrations just before and after it (ms).
   std::vector<double> differences() const {
     std::vector<double> d;
@@ -94,7 +96,7 @@ struct WallCheckSeries {
   /// there by the commitment and its recheck.
   double calls_ms(bool on_gpu) const {
     const double p = paired();
-    if (on_gpu) return conclusive(true) ? std::max(p, resolution()) : std::max(median(timeds), median(calibrations));
+    if (on_gpu) return conclusive(true) ? std::max(p, resolution()) : whole_request();
     return conclusive(false) ? p : std::max(p, resolution());
   }
 };
@@ -150,20 +152,19 @@ inline std::optional<std::vector<double>> without_harness_work(const WallCheckSe
 ///  - the paired time (each timed request against the mean of the calibrations around it);
 ///  - the median of each timed request minus its own process's calibration: a process faster at
 ///    the request's own work (generating inputs, committing) than the reference's would otherwise
-///    have that difference taken off its calls (two candidates doing eager's very matmul read 2.3x
-///    at 256x256, H200). It only raises: a slow calibration of one's own changes nothing, and
+///    have that difference taken off its calls (`rt2_sigstop_reference.py`, `rt8_fork_parallel.py`
+///    in tests/data/candidates). It only raises: a slow calibration of one's own changes nothing, and
 ///    calibrations of the reference slowed from outside lower the paired time, not this;
 ///  - the calibrations' resolution (the band the check cannot resolve: a baseline whose calls are
-///    inside it is at the band, not at no floor; eager's one fast draw had left its event time
-///    standing against a candidate taken by its floor, 0.12x for the same operator on an H100).
+///    inside it is at the band, not at no floor: with no floor, one fast draw of eager's would
+///    leave its event time standing against a candidate taken by its floor).
 /// Not conclusive: the whole median timed request, never below the median calibration (an upper
 /// bound that never lets a shrunk timer through: a reply faster than the inputs' generation did not
-/// come from the calls), for every side alike. Applied to the candidate alone, the raise by its own
-/// process (the larger of two noisy figures) and the whole request leaned against it: the same
-/// operator read 0.12x to 0.93x of eager at x0.1 on an H100.
+/// come from the calls), for every side alike: applied to one side only, the raise (the larger of
+/// two noisy figures) and the whole request would lean against that side.
 inline double gpu_side_calls_ms(const WallCheckSeries& side, const std::vector<double>& own, bool conclusive) {
   if (side.timeds.empty()) return 0.0;
-  if (!conclusive) return std::max(WallCheckSeries::median(side.timeds), WallCheckSeries::median(side.calibrations));
+  if (!conclusive) return side.whole_request();
   double calls = std::max(side.paired(), side.resolution());
   std::vector<double> d;
   for (std::size_t k = 0; k < side.timeds.size() && k < own.size(); ++k) d.push_back(side.timeds[k] - own[k]);
@@ -210,7 +211,7 @@ inline std::optional<std::string> quiet_device_finding(const nlohmann::json& rep
   if (t == reply.end() || !t->is_boolean() || !t->get<bool>()) return std::nullopt;
   return "the device ran another context's work for " + std::to_string(static_cast<long long>(std::lround(ms))) +
          " ms and more while the candidate's processes were stopped, before " + where +
-         " (GPU work queued that outlived its last request: red team rt38)";
+         " (GPU work queued that outlived its last request)";
 }
 
 /// GPU: whether the supervisor's requests for a baseline's floor (its committed requests with the

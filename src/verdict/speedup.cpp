@@ -213,7 +213,7 @@ void speedup_interval(const RuntimeBasis& r, const std::optional<TimingRecord>& 
   const double f = *speedup / c.timer_speedup;
   Interval out{c.timer_ci->lo * f, c.timer_ci->hi * f};
   // GPU: only where the candidate's runtime is its floor (then the floors set the speedup, and
-  // their noise, 10 to 40% a request on an H100 at x0.1, is what the interval must hold).
+  // their noise, 10 to 40% a request at small sizes, is what the interval must hold).
   const bool by_floor = !r.gpu || (r.cand_floor > 0 && r.cand_floor >= r.net(r.cand.median_ms));
   if (by_floor && c.wall_ci) {
     // the hull of the two: both estimate the same ratio, and each under-covers when the
