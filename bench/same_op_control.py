@@ -73,6 +73,7 @@ def summarize(verdicts: list) -> dict:
         rows.append({"task": v.get("task_id"), "outcome": v.get("outcome"), "speedup": v.get("speedup_eager"),
                      "ci": v.get("speedup_eager_ci"), "runtime_ms": v.get("runtime_ms"),
                      "ref_runtime_ms": v.get("ref_runtime_ms"), "one_sided": one_sided(v),
+                     "eager_timed_in": ((v.get("measurements") or {}).get("eager_timing") or {}).get("timed_in"),
                      "messages": [m for m in v.get("messages", []) if "runtime" in m or "timer" in m or "interval" in m]})
     sp = [r["speedup"] for r in rows if isinstance(r["speedup"], (int, float))]
     held = [r for r in rows if r["ci"] and r["ci"][0] <= 1.0 <= r["ci"][1]]

@@ -182,6 +182,10 @@ struct TimingRecord {
   /// evaluation timed (runner::PinnedToCpu; KGYM_TIMING_CPU), or -1 when they were not pinned.
   /// Set by the supervisor only.
   int timing_cpu = -1;
+  /// A baseline's record: the process its calls were timed in: "twin" (CPU: a worker started for
+  /// this evaluation on the candidate's own path, runner::start_baseline_twin), "reference" (the
+  /// long-lived reference worker), "" for the candidate's record. Set by the supervisor only.
+  std::string timed_in;
   /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
   /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
   std::vector<int> round_calls;

@@ -378,6 +378,7 @@ class ReferenceTimeRequest:
     kind: str
     options: TimingSettings
     seeds: List[int]
+    keep: List[int]
     wall_target_ms: float
     own_floor: bool
     spot: Optional[SpotRequest] = None

@@ -639,12 +639,17 @@ class ReferenceWorker:
                 task["compiled"] = torch.compile(model)
             model = task["compiled"]
         make_args = self._timed_inputs(task)
-        spot_req = req.get("spot") if req["kind"] == "eager" else None
+        spot_req = req.get("spot")
         spot = spotcheck.SpotSampler(spot_req["seed"], spot_req["k"], self.device) if spot_req else None
         try:
             seeds = [int(x) for x in req["seeds"]]
             quiet = self._quiet()  # (the candidate is stopped; GPU work it queued may still run)
-            rec, _ = timing.time_calls(model, make_args, seeds, self.device, req["options"], spot=spot)
+            # The candidate's per-call harness work, on every side (docs/timing.md "Same path"):
+            # the calls at its recheck positions copy inputs and outputs, every output is sampled;
+            # the copies are dropped here, compile's samples too.
+            rec, kept = timing.time_calls(model, make_args, seeds, self.device, req["options"],
+                                          keep=req.get("keep", []), spot=spot)
+            del kept
             rec.update(quiet)
             if rec["times_ms"] and self.device.startswith("cuda") and req.get("own_floor", True):
                 # The same wall-clock floor as the candidate's (docs/timing.md): back-to-back
@@ -662,6 +667,8 @@ class ReferenceWorker:
         except Exception as exc:  # noqa: BLE001 - e.g. torch.compile unsupported here
             return {"ok": True, "timing": {"method": "", "times_ms": [], "failure": failures.failure("timing", exc)}}
         rec["precision_flags"] = integrity.precision_flags()
+        if req["kind"] != "eager":
+            spot = None
         if spot is not None and "candidate" in spot_req:
             rec["spot"] = self._spot_check(task, spot, spot_req, seeds, int(req["options"]["warmup"]), make_args,
                                            req.get("tolerances", {}))

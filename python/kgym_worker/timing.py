@@ -159,8 +159,8 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
     (TimingRecord dict, {timed index: output clone} for the indices in ``keep``). ``wall_ms`` is
     filled by the supervisor.
 
-    Per call, outside the window: inputs generated, (GPU) persisting-L2 limit reset to 0 and L2
-    flushed with >= 2x its size, device synchronized, threads counted. Window: start event, call,
+    Per call, outside the window: threads counted, inputs generated, (GPU) persisting-L2 limit
+    reset to 0 and L2 flushed with >= 2x its size, device synchronized. Window: start event, call,
     ``torch.cuda.synchronize()`` (device-wide), end event. After: the persisting-L2 limit must
     still be 0, no new thread may be alive, the loop's own functions unchanged
     (``HarnessGuard.check``), the output's storage apart from the inputs', and, for the calls in
@@ -208,6 +208,11 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
         while len(times) < max_calls:
+            # The thread census first: listing /proc/self/task (system calls, and Landlock's path
+            # checks in the candidate's process) right before the window left each CPU call about
+            # 2 us colder at --scale 0.02, by an amount that differs between the two processes.
+            # Taken here it also counts any thread started while the inputs are made.
+            before = integrity.thread_census()
             args = make_args(seeds[warmup + len(times)])
             snapshot = contract.input_snapshot(args) if len(times) in keep else None
             spans = contract.input_spans(args)
@@ -216,7 +221,6 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             if flush is not None:
                 flush.fill_(len(times))
             synchronize(device)
-            before = integrity.thread_census()
             opwatch.on()  # (outside the window: a flag the op watch's callback reads)
             if cuda:
                 launch_cover()

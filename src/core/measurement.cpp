@@ -42,7 +42,7 @@ void get(const nlohmann::json& j, const char* key, std::optional<T>& out) {
   X(wall_check_upper_ms) X(wall_check_cpu_source) X(unreaping_processes) X(wall_check_clock) \
   X(wall_check_cpu_ms) X(wall_check_cpu_wall_ms) X(wall_check_cores) X(wall_check_calibrations_ms) \
   X(wall_check_own_calibrations_ms) X(wall_check_timed_ms) X(wall_check_paired_ms) \
-  X(wall_check_harness_ms) X(timing_cpu) X(round_calls) X(window_overhead_ms) X(spot_checked_calls) \
+  X(wall_check_harness_ms) X(timing_cpu) X(timed_in) X(round_calls) X(window_overhead_ms) X(spot_checked_calls) \
   X(spot_failed_calls) X(spot_detail) X(spot_unreadable)
 #define KGYM_LINK_FINDING_FIELDS(X) X(rule_id) X(severity) X(message)
 #define KGYM_LINK_FIELDS(X) X(checked) X(folder) X(extensions) X(findings) X(note)

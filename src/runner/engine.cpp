@@ -210,6 +210,12 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         if (time_it) {
           runner::TimingRun timing{*this, *ev.cw, key, eo, ev.m, ev.tolerances, device,
                                    ev.cpu_group ? &*ev.cpu_group : nullptr};
+          // CPU: eager timed in a twin on the candidate's path (runner::start_baseline_twin).
+          std::unique_ptr<runner::Worker> twin;
+          std::string no_twin;
+          if (runner::baseline_twin_enabled(*this)) twin = runner::start_baseline_twin(ev, no_twin);
+          if (!no_twin.empty()) spdlog::warn("{}: eager is timed in the reference worker", no_twin);
+          timing.twin = twin.get();
           // GPU: both workers on one CPU while it times (runner::PinnedToCpu says why).
           // The record names the CPU only where both stayed on it (a reference restarted meanwhile
           // is a new process, not pinned).
@@ -217,6 +223,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           std::optional<runner::PinnedToCpu> pinned;
           if (timing_cpu) pinned.emplace(std::vector<pid_t>{ev.cw->pid(), reference_pid}, *timing_cpu);
           runner::time_phase(timing);
+          if (twin) runner::finish_baseline_twin(std::move(twin), ev);
           if (pinned && pinned->processes() == 2 && reference && reference->pid() == reference_pid)
             for (auto* r : {&ev.m.candidate_timing, &ev.m.eager_timing, &ev.m.compile_timing})
               if (*r) (*r)->timing_cpu = *timing_cpu;

@@ -108,6 +108,7 @@ void merge_round(std::optional<TimingRecord>& into, TimingRecord r) {
   for (auto& x : r.tampered)
     if (std::find(t.tampered.begin(), t.tampered.end(), x) == t.tampered.end()) t.tampered.push_back(x);
   if (!t.failure && r.failure) t.failure = r.failure;
+  if (t.timed_in != r.timed_in) t.timed_in = "twin+reference";  // (a twin lost mid-run)
   // A baseline's wall-clock floor (measured by the reference worker per round): the least
   // per-call value of the rounds (a floor must not be raised by one noisy round).
   if (r.wall_check_calls > 0 && r.wall_check_ms > 0 &&
@@ -161,6 +162,7 @@ void check_worker_environment() {
   (void)env_choice("KGYM_SANDBOX", {"landlock", "off"});
   (void)env_choice("KGYM_DEVICE_TRANSFER", {"ipc", "host"});
   (void)env_choice("KGYM_CPU_CGROUP", {"0", "1"});
+  (void)env_choice("KGYM_BASELINE_TWIN", {"0", "1"});
 }
 
 void TimingRun::note_gpu_holders() {
@@ -179,6 +181,12 @@ std::vector<pid_t> TimingRun::bystanders() const {
 
 std::vector<pid_t> TimingRun::all_but_reference() const {
   return pausable_processes(c.pid(), engine.zygote->pid(), engine.reference ? engine.reference->pid() : -1);
+}
+
+std::vector<pid_t> TimingRun::all_but_twin() const {
+  std::vector<pid_t> out = pausable_processes(c.pid(), engine.zygote->pid(), twin ? twin->pid() : -1);
+  if (engine.reference) std::erase(out, engine.reference->pid());
+  return out;
 }
 
 void TimingRun::reference_settled() {

@@ -207,6 +207,8 @@ struct TimingRun {
   const nlohmann::json& tolerances;
   std::unique_lock<std::mutex>& device_lock;  ///< held; the trace lets it go while the profiler starts
   const CpuGroup* cpu_group;       ///< the candidate's control group (CPU), or null
+  /// CPU: the baseline twin eager is timed in (start_baseline_twin), or null: eager in the reference
+  Worker* twin = nullptr;
   std::mt19937_64 rng{random_seed()};
   /// Processes of the candidate other than its worker that hold the GPU, looked for while its
   /// tree is stopped (before each baseline and each calibration): a second CUDA context runs
@@ -230,6 +232,9 @@ struct TimingRun {
   std::vector<pid_t> bystanders() const;
   /// While the reference times: the candidate's tree stopped too (PausedTree's set).
   std::vector<pid_t> all_but_reference() const;
+  /// The processes to stop while the twin is timed: the candidate's and the bystanders (the
+  /// reference, idle meanwhile, runs on).
+  std::vector<pid_t> all_but_twin() const;
   /// A request (protocol.hpp) to the candidate's worker; nullopt (with the crash or timeout
   /// recorded) when it failed or its harness reported an error (CandidateStatus).
   template <protocol::Message R>
@@ -262,6 +267,22 @@ struct TimingRun {
 /// which side goes first), then the wall check and the trace. Records m.candidate_timing,
 /// m.eager_timing, m.compile_timing and m.launch; a crash or timeout into m.crash or
 /// m.timed_out_stage.
+/// Whether eager is timed in a baseline twin: on the CPU device unless KGYM_BASELINE_TWIN=0.
+bool baseline_twin_enabled(const EngineState& engine);
+
+/// The baseline twin (CPU; docs/timing.md "Same path for candidate and baselines"): a worker
+/// started for this evaluation exactly as the candidate's is (a zygote fork with the candidate's
+/// role: its sandbox, its loader, its timing and wall-check requests), loaded with the task's own
+/// `Model` renamed `ModelNew`, under the same init seed and scale. Eager's timed calls and its
+/// side of the wall check run there: the candidate's process and the long-lived reference
+/// differed by themselves (a renamed reference read 0.95x to 0.97x median against eager in the
+/// reference on the 2-core CPU, bench/cpu/session26_baseline_twin.md), and two processes on the
+/// same path differ only by chance. Null (the reference times eager, and `why` says why) when it
+/// cannot start or load; never the candidate's failure. Its time lands in phase_ms["twin_start"].
+std::unique_ptr<Worker> start_baseline_twin(Evaluation& ev, std::string& why);
+/// Kills and reaps the twin and removes its folder (unless KGYM_KEEP_WORK).
+void finish_baseline_twin(std::unique_ptr<Worker> twin, Evaluation& ev);
+
 void time_phase(TimingRun& t);
 /// The wall-clock cross-check (D7; phase_wall_check.cpp), after the timing rounds, onto
 /// m.candidate_timing and the baselines' records. False when the evaluation ended in it (a

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "evaluation.hpp"
 #include "kgym/verdict.hpp"
@@ -43,6 +44,8 @@ struct Round {
   /// The spot check's request with the candidate's samples of this round.
   protocol::SpotRequest spot_with_candidate() const;
   bool time_baselines(int calls, bool with_spot);
+  bool time_eager_in_twin(int calls);
+  bool reference_spot_check();
   std::optional<Message> time_candidate();
   bool recheck_kept(const Message& reply);
   void note_rechecked();
@@ -86,23 +89,68 @@ RoundEnd Round::run() {
     return RoundEnd::stop;
   if (!baselines_first) {
     if (!time_baselines(round_calls, true)) return RoundEnd::ended;
-  } else if (spot && round_calls > 0) {
-    // The spot check of a baselines-first round: eager's outputs on the round's seeds,
-    // computed by the reference after the candidate ran (untimed), against its samples.
-    std::optional<Message> r;
-    {
-      QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_reference(); });
-      r = t.engine.ask_reference(protocol::SpotCheckRequest{.key = t.key,
-                                                            .seeds = seeds,
-                                                            .warmup = this_round.warmup,
-                                                            .spot = spot_with_candidate(),
-                                                            .tolerances = t.tolerances},
-                                 {}, t.eo.timeouts.reference_s, t.m);
-    }
-    if (!r) return RoundEnd::ended;
-    read_spot(protocol::read<protocol::SpotCheckReply>(r->header).timing.spot);
+  } else if (spot && round_calls > 0 && !reference_spot_check()) {
+    return RoundEnd::ended;
   }
   return RoundEnd::next;
+}
+
+// The spot check by the reference's spot_check request: eager's outputs on the round's seeds
+// (those its time request of a baselines-first round sampled, the others computed now, untimed)
+// against the candidate's samples. A baselines-first round's, and every round's where eager was
+// timed in the twin. False when the evaluation ended.
+bool Round::reference_spot_check() {
+  std::optional<Message> r;
+  {
+    QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_reference(); });
+    r = t.engine.ask_reference(protocol::SpotCheckRequest{.key = t.key,
+                                                          .seeds = seeds,
+                                                          .warmup = this_round.warmup,
+                                                          .spot = spot_with_candidate(),
+                                                          .tolerances = t.tolerances},
+                               {}, t.eo.timeouts.reference_s, t.m);
+  }
+  if (!r) return false;
+  read_spot(protocol::read<protocol::SpotCheckReply>(r->header).timing.spot);
+  return true;
+}
+
+// Eager's timed calls of this round in the baseline twin (start_baseline_twin): the candidate's
+// very request (its seeds, recheck positions and spot samples; the twin's copies and samples
+// are dropped), while the candidate's processes are stopped; the candidate's samples are checked
+// by the reference (reference_spot_check). False when the twin failed (a crash, a timeout, an
+// unreadable reply, no timed call: never the candidate's doing): it is dropped (t.twin null) and
+// eager is timed in the reference from then on.
+bool Round::time_eager_in_twin(int calls) {
+  const auto t0 = clock::now();
+  TimingOptions same = per;
+  if (calls > 0) same.min_calls = same.max_calls = calls;
+  TimingRecord b;
+  try {
+    Message r = [&] {
+      QuietDevice quiet(t.engine.quiet_mutex, [this] { return t.all_but_twin(); });
+      return t.twin->request(protocol::CandidateTimeRequest{.options = timing_settings(same),
+                                                            .seeds = seeds,
+                                                            .keep = keep,
+                                                            .spot = spot,
+                                                            .audit_dispatcher = false},
+                             {}, t.eo.timeouts.timing_s);
+    }();
+    b = protocol::read<protocol::CandidateTimeReply>(r.header).timing;
+    b.rechecks.clear();  // (the twin's kept outputs are not rechecked: trusted code)
+    b.spot_checked_calls = 0;
+    if (b.failure || b.times_ms.empty()) throw std::runtime_error(b.failure ? b.failure->message : "no timed calls");
+  } catch (const std::exception& e) {
+    // Not the candidate's doing: eager goes back to the reference, this round and the next.
+    spdlog::warn("the baseline twin failed while timing eager ({}); eager is timed in the reference", e.what());
+    t.twin = nullptr;
+    return false;
+  }
+  b.timed_in = "twin";
+  b.wall_ms = TimingRun::ms_since(t0);
+  t.m.phase_ms["eager_timing"] += b.wall_ms;
+  merge_round(t.eager, std::move(b));
+  return true;
 }
 
 protocol::SpotRequest Round::spot_with_candidate() const {
@@ -136,6 +184,12 @@ bool Round::time_baselines(int calls, bool with_spot) {
   const TimingOptions& to = t.eo.timing;
   for (const char* kind : {"eager", "compile"}) {
     if (std::string(kind) == "compile" && !t.eo.compile_baseline) continue;
+    if (std::string(kind) == "eager" && t.twin) {
+      if (time_eager_in_twin(calls)) {
+        if (with_spot && spot && round_calls > 0 && !reference_spot_check()) return false;
+        continue;
+      }  // (else the twin is gone: eager in the reference, below)
+    }
     const auto t0 = clock::now();
     std::optional<Message> r;
     {
@@ -151,10 +205,15 @@ bool Round::time_baselines(int calls, bool with_spot) {
       // so the two medians came from other stretches of a drifting machine.
       TimingOptions same = per;
       if (calls > 0) same.min_calls = same.max_calls = calls;
+      // Every side does the candidate's per-call harness work: the calls at the round's recheck
+      // positions copy their inputs before and their outputs after (`keep`), and every timed
+      // output is sampled for the spot check (compile's samples, and eager's where no candidate
+      // samples come yet, only for the same work).
       protocol::ReferenceTimeRequest req{.key = t.key,
                                          .kind = kind,
                                          .options = timing_settings(same),
                                          .seeds = seeds,
+                                         .keep = keep,
                                          .wall_target_ms = to.wall_check_ms,
                                          .own_floor = round == rounds - 1};
       // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
@@ -164,9 +223,9 @@ bool Round::time_baselines(int calls, bool with_spot) {
         // check holds the other calls to the agreement with eager those showed)
         req.spot = spot_with_candidate();
         req.tolerances = t.tolerances;
-      } else if (std::string(kind) == "eager" && !with_spot && spot) {
-        // (a baselines-first round: eager samples its outputs as the candidate will, the same
-        // work per call on both sides; the reference's spot_check compares them afterwards)
+      } else if (spot) {
+        // (a baselines-first round: eager samples its outputs as the candidate will, and the
+        // reference's spot_check compares them afterwards; compile samples and drops them)
         req.spot = spot;
       }
       r = t.engine.ask_reference(req, {}, t.eo.timeouts.reference_s, t.m);
@@ -178,6 +237,7 @@ bool Round::time_baselines(int calls, bool with_spot) {
       add_unique(t.gpu_holders, {*f});
     if (std::string(kind) == "eager" && with_spot && spot && round_calls > 0) read_spot(timed.timing.spot);
     TimingRecord b = timed.timing.record.get();
+    b.timed_in = "reference";
     b.wall_ms = TimingRun::ms_since(t0);
     t.m.phase_ms[std::string(kind) + "_timing"] += b.wall_ms;
     merge_round(std::string(kind) == "eager" ? t.eager : t.compiled, std::move(b));

@@ -209,6 +209,9 @@ struct ReferenceTimeRequest {
   std::string kind{};                 ///< "eager" | "compile"
   TimingSettings options{};
   std::vector<std::uint64_t> seeds{};  ///< one per call (warmup first)
+  /// The round's recheck positions (the candidate's `keep`): the baseline's calls there copy
+  /// their inputs before and their outputs after, as the candidate's do, and the copies are dropped
+  std::vector<int> keep{};
   double wall_target_ms = 0;        ///< ms: the wall-clock loop's target length
   bool own_floor = false;           ///< run the baseline's own wall-clock loop (GPU)
   std::optional<SpotRequest> spot{};  ///< eager: the spot check's samples (and the candidate's)
@@ -218,6 +221,7 @@ struct ReferenceTimeRequest {
                       field("kind", &ReferenceTimeRequest::kind, required),
                       field("options", &ReferenceTimeRequest::options, required),
                       field("seeds", &ReferenceTimeRequest::seeds, required),
+                      field("keep", &ReferenceTimeRequest::keep, required),
                       field("wall_target_ms", &ReferenceTimeRequest::wall_target_ms, required),
                       field("own_floor", &ReferenceTimeRequest::own_floor, required),
                       field("spot", &ReferenceTimeRequest::spot),

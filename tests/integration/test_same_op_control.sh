@@ -7,7 +7,9 @@
 # at most 2 may (3 or more: probability 1.2%, read as bias). Demanding all 10 failed a fair
 # judge 40% of the time (1 - 0.95^10). Excluded intervals on both sides of 1.0 are noise; the
 # median check is the one that sees a lean. This asserts fairness (no side is charged what the
-# other is not), not speed. Skips (77) when ../shared/data is absent.
+# other is not), not speed. Eager is timed in the baseline twin, a worker on the candidate's own
+# path (runner::start_baseline_twin); the test fails when it was not. Skips (77) when
+# ../shared/data is absent.
 set -euo pipefail
 KGYM=$1; ROOT=$2
 DATA="$ROOT/../shared/data/kernelbench"
@@ -22,6 +24,10 @@ rows = s["rows"]
 assert len(rows) == 10, [r["task"] for r in rows]
 bad = [r for r in rows if r["outcome"] != "passed"]
 assert not bad, bad
+# On the CPU eager is timed in the baseline twin (docs/timing.md): a run that fell back to the
+# reference would measure the older, leaning arrangement and could pass by chance.
+where = {r["task"]: r["eager_timed_in"] for r in rows if r["eager_timed_in"] != "twin"}
+assert not where, f"eager was not timed in the baseline twin: {where}"
 assert 0.95 <= s["median_speedup"] <= 1.05, f"median same-op speedup {s['median_speedup']} is not 1.00 +- 0.05"
 off = [(r["task"], r["speedup"], r["ci"]) for r in rows if not (r["ci"] and r["ci"][0] <= 1.0 <= r["ci"][1])]
 assert len(off) <= 2, f"{len(off)} of 10 same-op intervals exclude 1.0 (a fair judge: at most 2 but 1.2% of the time): {off}"
