@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <map>
 #include <semaphore>
 #include <set>
@@ -189,6 +190,7 @@ struct Engine::Impl : runner::EngineState {
 // One evaluation as the list of its phases (evaluation.hpp; each in its phase_*.cpp).
 Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOptions& eo) {
   runner::Evaluation ev(*this, task, cand, eo);
+  std::future<runner::TwinStart> twin_start;  // (declared after ev: joined before ev goes)
   if (!runner::start_candidate(ev)) return judge(ev.m, eo.judge);
   runner::load_candidate(ev);
   if (ev.loaded_cleanly()) runner::link_check(ev);
@@ -198,6 +200,13 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
   // team rt14, exit 3).
   try {
     if (ev.loaded_cleanly() && !runner::link_rejected(ev)) {
+      // CPU: eager's timing in a twin on the candidate's path (runner::start_baseline_twin),
+      // started now so that its start and load overlap the reference's load and the cases.
+      if (runner::baseline_twin_enabled(*this))
+        twin_start = std::async(std::launch::async, [this, &task, &eo, seed = ev.m.init_seed, n = ev.n,
+                                                     limit = ev.spec.address_space_bytes] {
+          return runner::start_baseline_twin(*this, task, eo, seed, n, limit);
+        });
       std::unique_lock device(device_mutex);
       const std::string key = sha256_hex(task.source).substr(0, 16) + "-" + std::to_string(ev.n);
       ev.held_key = key;
@@ -210,11 +219,13 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
         if (time_it) {
           runner::TimingRun timing{*this, *ev.cw, key, eo, ev.m, ev.tolerances, device,
                                    ev.cpu_group ? &*ev.cpu_group : nullptr};
-          // CPU: eager timed in a twin on the candidate's path (runner::start_baseline_twin).
           std::unique_ptr<runner::Worker> twin;
-          std::string no_twin;
-          if (runner::baseline_twin_enabled(*this)) twin = runner::start_baseline_twin(ev, no_twin);
-          if (!no_twin.empty()) spdlog::warn("{}: eager is timed in the reference worker", no_twin);
+          if (twin_start.valid()) {
+            runner::TwinStart ts = twin_start.get();
+            ev.m.phase_ms["twin_start"] += ts.ms;
+            if (!ts.why.empty()) spdlog::warn("{}: eager is timed in the reference worker", ts.why);
+            twin = std::move(ts.worker);
+          }
           timing.twin = twin.get();
           // GPU: both workers on one CPU while it times (runner::PinnedToCpu says why).
           // The record names the CPU only where both stayed on it (a reference restarted meanwhile
@@ -223,7 +234,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
           std::optional<runner::PinnedToCpu> pinned;
           if (timing_cpu) pinned.emplace(std::vector<pid_t>{ev.cw->pid(), reference_pid}, *timing_cpu);
           runner::time_phase(timing);
-          if (twin) runner::finish_baseline_twin(std::move(twin), ev);
+          runner::finish_baseline_twin(*this, std::move(twin), ev.n);
           if (pinned && pinned->processes() == 2 && reference && reference->pid() == reference_pid)
             for (auto* r : {&ev.m.candidate_timing, &ev.m.eager_timing, &ev.m.compile_timing})
               if (*r) (*r)->timing_cpu = *timing_cpu;
@@ -242,6 +253,7 @@ Verdict Engine::Impl::run(const Task& task, const Candidate& cand, const EvalOpt
       drop_reference_task(ev.held_key);
     }
   }
+  if (twin_start.valid()) runner::finish_baseline_twin(*this, twin_start.get().worker, ev.n);  // (not timed)
   if (!runner::link_rejected(ev)) runner::link_check(ev);
   runner::clean_up(ev);
   return runner::verdict_of(ev);

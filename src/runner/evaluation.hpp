@@ -271,17 +271,26 @@ struct TimingRun {
 bool baseline_twin_enabled(const EngineState& engine);
 
 /// The baseline twin (CPU; docs/timing.md "Same path for candidate and baselines"): a worker
-/// started for this evaluation exactly as the candidate's is (a zygote fork with the candidate's
+/// started for one evaluation exactly as the candidate's is (a zygote fork with the candidate's
 /// role: its sandbox, its loader, its timing and wall-check requests), loaded with the task's own
 /// `Model` renamed `ModelNew`, under the same init seed and scale. Eager's timed calls and its
-/// side of the wall check run there: the candidate's process and the long-lived reference
-/// differed by themselves (a renamed reference read 0.95x to 0.97x median against eager in the
+/// side of the CPU wall check run there: the candidate's process and the long-lived reference
+/// differed by themselves (a renamed reference read 0.95x to 0.98x median against eager in the
 /// reference on the 2-core CPU, bench/cpu/session26_baseline_twin.md), and two processes on the
-/// same path differ only by chance. Null (the reference times eager, and `why` says why) when it
-/// cannot start or load; never the candidate's failure. Its time lands in phase_ms["twin_start"].
-std::unique_ptr<Worker> start_baseline_twin(Evaluation& ev, std::string& why);
-/// Kills and reaps the twin and removes its folder (unless KGYM_KEEP_WORK).
-void finish_baseline_twin(std::unique_ptr<Worker> twin, Evaluation& ev);
+/// same path differ only by chance.
+struct TwinStart {
+  std::unique_ptr<Worker> worker;  ///< null when it could not start or load (then `why` says why)
+  std::string why;
+  double ms = 0;  ///< the start and load (ms)
+};
+
+/// Starts and loads the twin of evaluation number `n` (its folder: work_dir/twin-<n>). Safe to
+/// run on another thread while the evaluation goes on (it touches no Measurements). A twin that
+/// cannot start or load is never the candidate's failure: eager is then timed in the reference.
+TwinStart start_baseline_twin(EngineState& engine, const Task& task, const EvalOptions& eo, std::uint64_t init_seed,
+                              int n, long long address_space_bytes);
+/// Kills and reaps the twin of evaluation `n` and removes its folder (unless KGYM_KEEP_WORK).
+void finish_baseline_twin(EngineState& engine, std::unique_ptr<Worker> twin, int n);
 
 void time_phase(TimingRun& t);
 /// The wall-clock cross-check (D7; phase_wall_check.cpp), after the timing rounds, onto
