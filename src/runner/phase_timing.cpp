@@ -206,14 +206,16 @@ bool Round::time_baselines(int calls, bool with_spot) {
       TimingOptions same = per;
       if (calls > 0) same.min_calls = same.max_calls = calls;
       // Every side does the candidate's per-call harness work: the calls at the round's recheck
-      // positions copy their inputs before and their outputs after (`keep`), and every timed
-      // output is sampled for the spot check (compile's samples, and eager's where no candidate
-      // samples come yet, only for the same work).
+      // positions copy their inputs before and their outputs after (`keep`; CPU only: on a GPU
+      // the L2 flush before each call leaves no cache state for a copy to change, and the held
+      // copies would double the reference's device memory at full size, never tried), and every
+      // timed output is sampled for the spot check (compile's samples, and eager's where no
+      // candidate samples come yet, only for the same work).
       protocol::ReferenceTimeRequest req{.key = t.key,
                                          .kind = kind,
                                          .options = timing_settings(same),
                                          .seeds = seeds,
-                                         .keep = keep,
+                                         .keep = t.engine.worker_device == "cpu" ? keep : std::vector<int>{},
                                          .wall_target_ms = to.wall_check_ms,
                                          .own_floor = round == rounds - 1};
       // Eager's calls run on the candidate's seeds: its outputs are the reference for the spot
