@@ -7,7 +7,7 @@ interval (``speedup_eager_ci``) says which.
     python3 bench/same_op_control.py --kgym build/kgym --suite ../shared/data/kernelbench \
         --tasks 1,3,19,21,23,26,36,40,47,88,95,97 --scale 0.02 [--out out/control.jsonl] [--json F]
 
-The candidates are written into ``--work`` (default ``out/same_op_control``, git-ignored);
+The candidates are written into ``<work>/candidates`` (``--work``, default ``out/same_op_control``, git-ignored);
 ``kgym eval --profile off --device DEVICE`` (default cpu) judges them; a table per task (speedup, interval, runtime
 against eager, the verdict's timing messages) and the median speedup are printed. Exit 0 when the
 run finished (the figures are a measurement, not a test: tests/integration/test_same_op_control.sh

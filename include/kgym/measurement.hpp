@@ -184,7 +184,8 @@ struct TimingRecord {
   int timing_cpu = -1;
   /// A baseline's record: the process its calls were timed in: "twin" (CPU: a worker started for
   /// this evaluation on the candidate's own path, runner::start_baseline_twin), "reference" (the
-  /// long-lived reference worker), "" for the candidate's record. Set by the supervisor only.
+  /// long-lived reference worker), "twin+reference" (the twin failed mid-run and the reference
+  /// timed the later rounds), "" for the candidate's record. Set by the supervisor only.
   std::string timed_in;
   /// Timed calls of each interleaved round, in order (summing to times_ms' size): the clusters of
   /// the speedup's bootstrap (kgym::ratio_of_medians_interval). Set by the supervisor.
