@@ -208,10 +208,8 @@ def time_calls(fn, make_args, seeds, device: str, opts: dict, keep=(), guard=Non
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
         while len(times) < max_calls:
-            # The thread census first: listing /proc/self/task (system calls, and Landlock's path
-            # checks in the candidate's process) right before the window left each CPU call about
-            # 2 us colder at --scale 0.02, by an amount that differs between the two processes.
-            # Taken here it also counts any thread started while the inputs are made.
+            # The census first (its system calls right before the window cost each small CPU call
+            # about 2 us of cold start); it also counts a thread started while inputs are made.
             before = integrity.thread_census()
             args = make_args(seeds[warmup + len(times)])
             snapshot = contract.input_snapshot(args) if len(times) in keep else None
