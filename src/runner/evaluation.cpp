@@ -189,6 +189,11 @@ std::vector<pid_t> TimingRun::all_but_twin() const {
   return out;
 }
 
+void TimingRun::drop_twin(const std::string& why) {
+  spdlog::warn("the baseline twin failed {}; eager is timed in the reference worker", why);
+  twin = nullptr;
+}
+
 void TimingRun::reference_settled() {
   if (engine.timing_cpu && engine.reference) wait_until_sleeping(engine.reference->pid(), 50.0);
 }

@@ -235,6 +235,8 @@ struct TimingRun {
   /// The processes to stop while the twin is timed: the candidate's and the bystanders (the
   /// reference, idle meanwhile, runs on).
   std::vector<pid_t> all_but_twin() const;
+  /// A twin that failed (`why`): logged and dropped; eager is timed in the reference from then on.
+  void drop_twin(const std::string& why);
   /// A request (protocol.hpp) to the candidate's worker; nullopt (with the crash or timeout
   /// recorded) when it failed or its harness reported an error (CandidateStatus).
   template <protocol::Message R>

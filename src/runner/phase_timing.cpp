@@ -4,7 +4,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "evaluation.hpp"
 #include "kgym/verdict.hpp"
@@ -141,9 +140,7 @@ bool Round::time_eager_in_twin(int calls) {
     b.spot_checked_calls = 0;
     if (b.failure || b.times_ms.empty()) throw std::runtime_error(b.failure ? b.failure->message : "no timed calls");
   } catch (const std::exception& e) {
-    // Not the candidate's doing: eager goes back to the reference, this round and the next.
-    spdlog::warn("the baseline twin failed while timing eager ({}); eager is timed in the reference", e.what());
-    t.twin = nullptr;
+    t.drop_twin(std::string("while timing eager: ") + e.what());  // (never the candidate's doing)
     return false;
   }
   b.timed_in = "twin";

@@ -1,10 +1,7 @@
 // The wall-clock cross-check (D7), the timing phase's second part (evaluation.hpp, wall_check).
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <numeric>
-
-#include <spdlog/spdlog.h>
 
 #include "evaluation.hpp"
 #include "kgym/verdict.hpp"
@@ -73,8 +70,8 @@ struct WallCheck {
   bool time_request(std::uint64_t wseed);
   void add_busy(bool grouped, double group0, double precise0, double main0, double wait0, double ms);
   bool time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequest& timed_req);
-  bool twin_untimed();
-  std::optional<std::array<double, 3>> twin_request(const protocol::WallRequest& timed_req);
+  void twin_untimed(const protocol::WallRequest& untimed);
+  bool twin_timed(const protocol::WallRequest& timed_req);
   bool time_gpu_baselines(const bool (&which)[2]);
   bool time_gpu_baselines_alike();
   bool check_commitment(const Message& reply, std::uint64_t wseed);
@@ -221,7 +218,7 @@ bool WallCheck::time_request(std::uint64_t wseed) {
                                .reserve_bytes = out_bytes,
                                .reserve_n = n_wall,
                                .map = shared_map};
-  if (!gpu && t.twin) twin_untimed();  // (eager's side in the twin: twin_untimed says why here)
+  if (!gpu && t.twin) twin_untimed(untimed);  // (eager's side in the twin: twin_untimed says why here)
   auto untimed_began = clock::now();
   // The other candidates' workers stay stopped from here until the timed reply (QuietDevice).
   std::optional<QuietDevice> quiet;
@@ -388,15 +385,7 @@ void WallCheck::add_busy(bool grouped, double group0, double precise0, double ma
 bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequest& timed_req) {
   for (int b = 0; !gpu && b < 2; ++b) {
     if (!baseline_ok[b] || baseline_wall_missing[b]) continue;
-    if (b == 0 && t.twin) {
-      if (const auto r = twin_request(timed_req)) {
-        m.phase_ms["wall_check/baselines"] += (*r)[0];
-        baseline_timed_wall[b].push_back((*r)[0]);
-        baseline_timed_busy[b].push_back((*r)[1]);
-        harness_base[b].push_back((*r)[2]);
-        continue;
-      }  // (else the twin is gone: eager's side in the reference, below)
-    }
+    if (b == 0 && t.twin && twin_timed(timed_req)) continue;  // (else eager's side in the reference)
     // The same messages as the candidate's timed request: the layout in the header, the
     // commitments in the reply, both inside the clock (made before it, as the candidate's).
     protocol::WallCalibrationRequest b_req{.key = t.key,
@@ -428,38 +417,27 @@ bool WallCheck::time_cpu_baselines(std::uint64_t wseed, const protocol::WallRequ
   return true;
 }
 
-/// CPU: the baseline twin's untimed request (start_baseline_twin), the candidate's own, sent
+/// CPU: the baseline twin's copy of the candidate's untimed request (start_baseline_twin), sent
 /// before the candidate's: each side's timed request then follows its untimed one after other
 /// work (the twin's after the candidate's timed request, the candidate's after the reference
 /// wrote the inputs). Sent right before the timed one instead, the twin's calls ran 0.3 ms per
-/// 100 calls faster than the candidate's on the same path (L1/40 at --scale 0.02, 2 cores). False
-/// when the twin failed: it is dropped (t.twin null) and the reference serves eager's side.
-bool WallCheck::twin_untimed() {
+/// 100 calls faster than the candidate's on the same path (L1/40 at --scale 0.02, 2 cores). A
+/// twin that fails is dropped (TimingRun::drop_twin): the reference serves eager's side.
+void WallCheck::twin_untimed(const protocol::WallRequest& untimed) {
   try {
     QuietDevice paused(engine.quiet_mutex, [this] { return t.all_but_twin(); });
-    t.twin->request(protocol::WallRequest{.n = 1,
-                                          .seed = t.fresh_seed(),
-                                          .call = false,
-                                          .sync_each = true,
-                                          .reserve_bytes = out_bytes,
-                                          .reserve_n = n_wall,
-                                          .map = shared_map},
-                    {}, eo.timeouts.timing_s);
-    return true;
+    t.twin->request(untimed, {}, eo.timeouts.timing_s);
   } catch (const std::exception& e) {
-    spdlog::warn("the baseline twin failed in the wall check ({}); eager's side is the reference's", e.what());
-    t.twin = nullptr;
-    return false;
+    t.drop_twin(std::string("in the wall check: ") + e.what());
   }
 }
 
 /// CPU: eager's side of the wall check in the baseline twin: the candidate's very timed request
 /// (the same input sets of the shared file, the same commitments), timed by this clock and by
 /// the twin's busy clock (its wall clock minus its main thread's wait for a CPU, as the
-/// reference's), while the candidate's processes are stopped. {wall ms, busy ms (-1 unread), the
-/// request's own work (harness ms, -1 unread)}, or nullopt when the twin failed: it is dropped
-/// (t.twin null) and the reference serves eager's side.
-std::optional<std::array<double, 3>> WallCheck::twin_request(const protocol::WallRequest& timed_req) {
+/// reference's), while the candidate's processes are stopped; recorded as the reference's
+/// request would be. False when the twin failed: it is dropped (TimingRun::drop_twin).
+bool WallCheck::twin_timed(const protocol::WallRequest& timed_req) {
   try {
     Worker& twin = *t.twin;
     QuietDevice paused(engine.quiet_mutex, [this] { return t.all_but_twin(); });
@@ -470,11 +448,14 @@ std::optional<std::array<double, 3>> WallCheck::twin_request(const protocol::Wal
     const double ms = TimingRun::ms_since(t0);
     const double w1 = runqueue_wait_ms(twin.pid());
     const auto reply = protocol::read<protocol::WallReply>(r.header);
-    return std::array<double, 3>{ms, w0 >= 0 && w1 >= 0 ? ms - (w1 - w0) : -1.0, harness_of(reply.harness_ms)};
+    m.phase_ms["wall_check/baselines"] += ms;
+    baseline_timed_wall[0].push_back(ms);
+    baseline_timed_busy[0].push_back(w0 >= 0 && w1 >= 0 ? ms - (w1 - w0) : -1.0);
+    harness_base[0].push_back(harness_of(reply.harness_ms));
+    return true;
   } catch (const std::exception& e) {
-    spdlog::warn("the baseline twin failed in the wall check ({}); eager's side is the reference's", e.what());
-    t.twin = nullptr;
-    return std::nullopt;
+    t.drop_twin(std::string("in the wall check: ") + e.what());
+    return false;
   }
 }
 
